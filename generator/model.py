@@ -1,0 +1,162 @@
+"""Domain model shared by every stage of the pipeline.
+
+Small, typed, mostly frozen dataclasses: the collector produces `Page`s, the extractors produce
+`CodeRef`s and `Link`s, the checks produce `Finding`s, and the formatters only read them.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class Severity(enum.Enum):
+    """How bad a finding is. Errors fail a run; warnings fail it only with ``--strict``."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """A source repository that pages analyse, as declared in the manifest."""
+
+    name: str
+    url: str
+    """Clone URL, or a local path (resolved against the manifest's directory)."""
+    branch: str
+    pin: str
+    """Full 40-hex commit SHA that references are checked against."""
+    prefixes: tuple[str, ...]
+    """Path prefixes that route a reference to this upstream (``slime/`` -> slime)."""
+    search_roots: tuple[str, ...] = ()
+    """Directories preferred when a bare file name matches several files."""
+    web_url: str | None = None
+    """Browsable home of the repository (``https://github.com/OWNER/REPO``), for permalinks."""
+    clone_dir: Path | None = None
+    """Where the local clone lives (inside the ignored cache directory)."""
+
+    @property
+    def github_slug(self) -> str | None:
+        """``owner/repo`` when the web URL is a GitHub (or GitHub Enterprise) repository."""
+        if not self.web_url:
+            return None
+        parts = self.web_url.rstrip("/").split("/")
+        if len(parts) < 5:
+            return None
+        return f"{parts[-2]}/{parts[-1]}".removesuffix(".git").lower()
+
+
+class RefForm(enum.Enum):
+    """How a reference was written; the checks treat some forms specially."""
+
+    PATH = "path"
+    """``slime/backends/actor.py:10-20``: a repository-relative path."""
+    BARE = "bare"
+    """``actor.py:233``: a file name with no directory."""
+    ABSOLUTE = "absolute"
+    """``/home/alice/slime/slime/actor.py:821``: a path from somebody's machine."""
+    PERMALINK = "permalink"
+    """``https://github.com/OWNER/REPO/blob/<rev>/path#L10-L20``."""
+
+
+@dataclass(frozen=True)
+class CodeRef:
+    """One place in an upstream that a page cites, exactly as written and where it was written."""
+
+    page: str
+    """The page's path as given on the command line (``docs/analysis/x.md``)."""
+    line: int
+    """1-based line in the page file (frontmatter included)."""
+    column: int
+    """1-based column, counted in characters (code points), of the reference's first character."""
+    text: str
+    """The reference exactly as written."""
+    form: RefForm
+    path: str
+    """The path as written (for permalinks: the path inside the repository)."""
+    start: int | None = None
+    end: int | None = None
+    symbol: str | None = None
+    """A symbol named next to the reference: ``sleep`` in `` `sleep()` (actor.py:10) ``."""
+    repo_slug: str | None = None
+    """For permalinks: ``owner/repo`` as written in the URL."""
+    url_host: str | None = None
+    """For permalinks: scheme and host (``https://github.com``)."""
+    revision: str | None = None
+    """For permalinks: the branch, tag or commit named in the URL."""
+    is_directory: bool = False
+    """For ``/tree/`` permalinks: the reference names a directory."""
+    in_code_block: bool = False
+
+
+@dataclass(frozen=True)
+class Link:
+    """A Markdown link or image whose target is inside the docs (not an external URL)."""
+
+    page: str
+    line: int
+    column: int
+    text: str
+    """The target exactly as written (``../x.md#anchor``)."""
+    target_path: str
+    """Path part, percent-decoded; empty for a same-page anchor."""
+    fragment: str | None
+    is_image: bool = False
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+    line: int
+    anchor: str
+
+
+@dataclass
+class Finding:
+    """One problem found by a check."""
+
+    severity: Severity
+    check: str
+    """Stable check id (``file-missing``); see `generator.checks.CHECKS`."""
+    page: str
+    line: int
+    column: int
+    message: str
+    suggestion: str | None = None
+    text: str | None = None
+    upstream: str | None = None
+    commit: str | None = None
+    path: str | None = None
+    start: int | None = None
+    end: int | None = None
+
+    def sort_key(self) -> tuple[Any, ...]:
+        return (self.page, self.line, self.column, self.check)
+
+
+@dataclass
+class ResolvedRef:
+    """A reference after resolution: which upstream, commit and repository path it means."""
+
+    ref: CodeRef
+    upstream: str | None = None
+    commit: str | None = None
+    path: str | None = None
+    """Canonical repository-relative path, when the file could be identified."""
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        severities = {f.severity for f in self.findings}
+        if Severity.ERROR in severities:
+            return "error"
+        if Severity.WARNING in severities:
+            return "warning"
+        return "ok"

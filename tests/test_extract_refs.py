@@ -1,0 +1,241 @@
+"""Reference extraction: every form people write, exact positions, and what is not a ref."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from generator.extract import ExtractOptions, extract_refs, scan
+from generator.model import RefForm
+from generator.pages import parse_page
+
+
+def refs_of(markdown: str, options: ExtractOptions | None = None, dedent: bool = True):
+    text = textwrap.dedent(markdown) if dedent else markdown
+    page = parse_page(text.encode("utf-8"), None, "p.md", "p.md")  # type: ignore[arg-type]
+    return extract_refs(scan(page.text, page.body_start), "p.md", options)
+
+
+def one(markdown: str, **kwargs):
+    refs = refs_of(markdown, **kwargs)
+    assert len(refs) == 1, refs
+    return refs[0]
+
+
+def test_full_path_with_range_in_code_span():
+    ref = one("See `slime/backends/fsdp_utils/actor.py:1016-1057` here.\n")
+    assert (ref.line, ref.column) == (1, 6)
+    assert ref.path == "slime/backends/fsdp_utils/actor.py"
+    assert (ref.start, ref.end) == (1016, 1057)
+    assert ref.form is RefForm.PATH
+    assert ref.text == "slime/backends/fsdp_utils/actor.py:1016-1057"
+
+
+def test_bare_file_name_single_line():
+    ref = one("The loop is at actor.py:233.\n")
+    assert ref.form is RefForm.BARE
+    assert (ref.path, ref.start, ref.end, ref.column) == ("actor.py", 233, 233, 16)
+
+
+def test_cjk_full_width_brackets_and_colon():
+    refs = refs_of("实现（actor.py:165-209）  代码位置：`actor.py:164-210` 以及 actor.py：12\n")
+    assert [(r.path, r.start, r.end) for r in refs] == [
+        ("actor.py", 165, 209),
+        ("actor.py", 164, 210),
+        ("actor.py", 12, 12),
+    ]
+    # Columns count characters, not bytes: '实现（' is three characters.
+    assert refs[0].column == 4
+
+
+@pytest.mark.parametrize(
+    ("written", "start", "end"),
+    [
+        ("x/a.py:10-20", 10, 20),
+        ("x/a.py:10–20", 10, 20),
+        ("x/a.py:10—20", 10, 20),
+        ("x/a.py:10~20", 10, 20),
+        ("x/a.py:L10-L20", 10, 20),
+        ("x/a.py#L10-L20", 10, 20),
+        ("x/a.py#L10", 10, 10),
+        ("x/a.py:7", 7, 7),
+    ],
+)
+def test_range_spellings(written, start, end):
+    ref = one(f"see {written} now\n")
+    assert (ref.start, ref.end) == (start, end)
+
+
+def test_ref_in_comment_inside_fenced_code_block():
+    refs = refs_of(
+        """\
+        Text.
+
+        ```python
+        # slime/backends/fsdp_utils/actor.py:276-287
+        def sleep(self):
+            path = "not/a/ref.py:12"  # but slime/x.py:3 in a comment is
+        ```
+        """
+    )
+    assert [(r.line, r.column, r.path, r.in_code_block) for r in refs] == [
+        (4, 3, "slime/backends/fsdp_utils/actor.py", True),
+        (6, 37, "slime/x.py", True),
+    ]
+
+
+def test_refs_in_headings_tables_and_lists():
+    refs = refs_of(
+        """\
+        ## 4.4 `sleep()` (actor.py:276-288)
+
+        | Function | File |
+        |---|---|
+        | `pack()` | `data/packing.py:48` |
+
+        - item one: utils.py:9
+        """
+    )
+    assert [(r.line, r.path, r.symbol) for r in refs] == [
+        (1, "actor.py", "sleep"),
+        (5, "data/packing.py", "pack"),
+        (7, "utils.py", None),
+    ]
+
+
+def test_symbol_named_next_to_ref():
+    assert one("`pack_samples()` 实现（data_packing.py:48-135）\n").symbol == "pack_samples"
+    assert one("`FSDPActor.sleep()` (actor.py:276)\n").symbol == "FSDPActor.sleep"
+    assert one("actor.py:276-288 (`sleep`)\n").symbol == "sleep"
+    # Too far away, or across a sentence: not associated.
+    assert one("`sleep()` is described later in this section. See actor.py:276\n").symbol is None
+    assert one("`sleep()`. Then actor.py:276\n").symbol is None
+    # A file name in backticks is not a symbol.
+    assert one("`actor.py` (actor.py:276)\n").symbol is None
+
+
+def test_absolute_local_path():
+    ref = one("`/home/alice/slime/slime/backends/fsdp_utils/actor.py:821`\n")
+    assert ref.form is RefForm.ABSOLUTE
+    assert ref.path == "/home/alice/slime/slime/backends/fsdp_utils/actor.py"
+    assert ref.start == 821
+
+
+def test_permalinks_commit_branch_and_tree():
+    sha = "a" * 40
+    refs = refs_of(
+        f"""\
+        [x](https://github.com/OWNER/REPO/blob/{sha}/pkg/a.py#L10-L20)
+        https://github.com/owner/repo/blob/main/pkg/b.py#L5
+        https://github.com/owner/repo/tree/{sha}/pkg
+        https://github.com/owner/repo/pull/12 and https://example.com/a.py#L3
+        """
+    )
+    assert [(r.form, r.repo_slug, r.revision, r.path, r.start, r.end, r.is_directory)
+            for r in refs] == [
+        (RefForm.PERMALINK, "owner/repo", sha, "pkg/a.py", 10, 20, False),
+        (RefForm.PERMALINK, "owner/repo", "main", "pkg/b.py", 5, 5, False),
+        (RefForm.PERMALINK, "owner/repo", sha, "pkg", None, None, True),
+    ]
+    assert refs[0].column == 5
+
+
+def test_permalink_on_enterprise_host_only_when_configured():
+    text = "https://git.corp.example/o/r/blob/main/a.py#L1\n"
+    assert refs_of(text) == []
+    options = ExtractOptions(permalink_hosts=frozenset({"git.corp.example"}))
+    assert one(text, options=options).repo_slug == "o/r"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "connect to host:8080 now",
+        "at 10:30 we met",
+        "release v1.2:3 notes",
+        "see example.com:443",
+        "localhost:8000/docs",
+        "ratio 3/4:1",
+        "open http://host.example/path/file.py:10 please",
+        "https://example.com/src/main.py#L10",
+        "compiler says a.py:10:5: error",
+        "docker.io/library/python:3.11",
+        "version 1.2.3:4",
+    ],
+)
+def test_things_that_are_not_refs(text):
+    assert refs_of(text + "\n") == []
+
+
+def test_traceback_and_logs_in_code_blocks_are_not_refs():
+    refs = refs_of(
+        """\
+        ```
+        Traceback (most recent call last):
+          File "/usr/lib/python3/site-packages/torch/nn/module.py", line 1501, in _call
+        /usr/lib/python3/site-packages/torch/nn/module.py:1501: UserWarning: deprecated
+        ```
+        """
+    )
+    assert refs == []
+
+
+def test_mermaid_labels_are_searched():
+    ref = one(
+        """\
+        ```mermaid
+        graph LR
+          A["actor.py:10 train()"] --> B
+        ```
+        """
+    )
+    assert (ref.line, ref.path) == (3, "actor.py")
+
+
+def test_frontmatter_is_not_searched_and_lines_count_from_file_start():
+    ref = one("---\nsource: a/b.py:1\n---\n\nBody x/y.py:4\n")
+    assert (ref.line, ref.column, ref.path) == (5, 6, "x/y.py")
+
+
+def test_whole_file_ref_in_code_span_needs_a_routed_prefix():
+    options = ExtractOptions(route_prefixes=("slime/",))
+    refs = refs_of("`slime/backends/actor.py` and `path/to/new.py` and `slime/x.py:3`\n",
+                   options=options)
+    assert [(r.path, r.start) for r in refs] == [("slime/backends/actor.py", None),
+                                                 ("slime/x.py", 3)]
+
+
+def test_crlf_and_bom_positions():
+    raw = "\ufeff---\r\ntitle: x\r\n---\r\nSee a/b.py:3\r\n".encode()
+    page = parse_page(raw, None, "p.md", "p.md")  # type: ignore[arg-type]
+    refs = extract_refs(scan(page.text, page.body_start), "p.md")
+    assert [(r.line, r.column, r.start) for r in refs] == [(4, 5, 3)]
+
+
+def test_absurd_line_numbers_do_not_crash():
+    ref = one("x/a.py:1000000000000000000\n")
+    assert ref.start == 10**18
+    assert one("x/a.py:" + "9" * 5000 + "\n").start == 10**30
+
+
+_ALPHABET = st.sampled_from(
+    list("abcxyz_./-:：#L0123456789 `()（）[]|\n\t~–") + ["actor.py", "slime/", "```", "https://github.com/o/r/blob/", "\r\n", "实现", "\ufeff", "---\n"]
+)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.lists(_ALPHABET, max_size=80).map("".join))
+def test_extractor_never_crashes_and_positions_point_inside_the_line(text):
+    page = parse_page(text.encode("utf-8"), None, "p.md", "p.md")  # type: ignore[arg-type]
+    assert page.text is not None
+    options = ExtractOptions(route_prefixes=("slime/",))
+    refs = extract_refs(scan(page.text, page.body_start), "p.md", options)
+    lines = page.text.split("\n")
+    for ref in refs:
+        assert 1 <= ref.line <= len(lines)
+        line = lines[ref.line - 1]
+        assert 1 <= ref.column <= len(line)
+        assert line[ref.column - 1 :].startswith(ref.text)

@@ -1,0 +1,118 @@
+"""Pages round-trip byte for byte; bad content becomes a located problem, never a crash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.pages import parse_page, read_page, render_page, write_page
+
+FRONTMATTER = (
+    "---\n"
+    "title: \"Déjà vu 中文\"   # keep this comment\n"
+    "zeta: 1\n"
+    "status: draft\n"
+    "alpha: [b, a]\n"
+    "custom:\n"
+    "  nested: 'single quoted'\n"
+    "---\n"
+)
+
+
+def page_from(raw: bytes, tmp_path: Path):
+    path = tmp_path / "p.md"
+    path.write_bytes(raw)
+    return read_page(path, "docs/p.md", "p.md")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        (FRONTMATTER + "# Body\n\nText with `code` and 中文.\n").encode(),
+        (FRONTMATTER + "# Body\n").replace("\n", "\r\n").encode(),
+        ("\ufeff" + FRONTMATTER + "Body\n").encode(),
+        b"No frontmatter at all\r\nmixed\nendings\r\n",
+        b"---\n---\nempty frontmatter\n",
+        b"",
+        b"---\ntitle: x\n---",
+    ],
+    ids=["lf", "crlf", "bom", "no-frontmatter", "empty-frontmatter", "empty-file", "no-body"],
+)
+def test_unchanged_page_round_trips_byte_for_byte(raw, tmp_path):
+    page = page_from(raw, tmp_path)
+    assert page.problems == []
+    assert render_page(page) == raw
+    assert render_page(page, dict(page.meta)) == raw
+    write_page(page)
+    assert (tmp_path / "p.md").read_bytes() == raw
+
+
+def test_changing_one_key_keeps_the_rest_in_order_with_comments(tmp_path):
+    body = "# Body\r\n\r\nKept \u00e9 exactly  \r\n"
+    raw = ("\ufeff" + FRONTMATTER.replace("\n", "\r\n") + body).encode()
+    page = page_from(raw, tmp_path)
+    meta = dict(page.meta)
+    meta["status"] = "complete"
+    meta["added"] = "new"
+    rewritten = write_page(page, meta)
+    data = (tmp_path / "p.md").read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf---\r\n")
+    assert data.endswith(body.encode())
+    text = data.decode("utf-8-sig")
+    assert "# keep this comment" in text
+    assert "'single quoted'" in text
+    keys = list(rewritten.meta)
+    assert keys == ["title", "zeta", "status", "alpha", "custom", "added"]
+    assert rewritten.meta["status"] == "complete"
+    assert rewritten.body == body
+    assert "\n" not in text.replace("\r\n", "")  # every newline is still CRLF
+
+
+def test_adding_frontmatter_to_a_page_without_one(tmp_path):
+    page = page_from(b"# Title\n\nBody\n", tmp_path)
+    rewritten = write_page(page, {"title": "T", "kind": "review"})
+    assert (tmp_path / "p.md").read_bytes() == b"---\ntitle: T\nkind: review\n---\n# Title\n\nBody\n"
+    assert rewritten.body == "# Title\n\nBody\n"
+
+
+def test_malformed_frontmatter_is_a_problem_with_its_line(tmp_path):
+    page = page_from(b"---\ntitle: ok\nbad: [unclosed\nmore: x\n---\nBody\n", tmp_path)
+    [problem] = page.problems
+    assert problem.check == "frontmatter-invalid"
+    assert problem.line == 4
+    assert "not valid YAML" in problem.message
+    assert render_page(page) == (tmp_path / "p.md").read_bytes()
+
+
+def test_duplicate_keys_are_refused(tmp_path):
+    page = page_from(b"---\ntitle: a\ntitle: b\n---\n", tmp_path)
+    [problem] = page.problems
+    assert (problem.check, problem.line) == ("frontmatter-invalid", 3)
+    assert "duplicate key 'title'" in problem.message
+
+
+def test_unclosed_and_non_mapping_frontmatter(tmp_path):
+    unclosed = page_from(b"---\ntitle: a\nno end\n", tmp_path)
+    assert [(p.check, p.line) for p in unclosed.problems] == [("frontmatter-invalid", 1)]
+    listed = page_from(b"---\n- a\n- b\n---\n", tmp_path)
+    assert [(p.check, p.line) for p in listed.problems] == [("frontmatter-invalid", 2)]
+    assert "mapping" in listed.problems[0].message
+
+
+def test_non_utf8_page_is_a_problem_and_is_never_rewritten(tmp_path):
+    raw = b"---\ntitle: x\n---\nline two\ncaf\xe9 latin-1\n"
+    page = page_from(raw, tmp_path)
+    [problem] = page.problems
+    assert (problem.check, problem.line, problem.column) == ("page-encoding", 5, 4)
+    assert "0xe9" in problem.message
+    assert render_page(page) == raw
+    with pytest.raises(ValueError, match="not valid UTF-8"):
+        render_page(page, {"title": "y"})
+    assert (tmp_path / "p.md").read_bytes() == raw
+
+
+def test_parse_page_keeps_body_offsets():
+    page = parse_page(b"---\na: 1\n---\nbody\n", Path("x.md"), "x.md", "x.md")
+    assert page.meta == {"a": 1}
+    assert page.body == "body\n"

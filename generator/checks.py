@@ -1,0 +1,57 @@
+"""The checks: one stable id each, a default severity, and what it means.
+
+The ids are part of the output's stable interface (text, JSON and GitHub annotations); never
+rename one. `CHECKS` is also what ``--ignore`` validates against and what the docs list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.model import Severity
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    severity: Severity
+    summary: str
+
+
+_E, _W = Severity.ERROR, Severity.WARNING
+
+CHECKS: dict[str, Check] = {
+    check.id: check
+    for check in [
+        Check("file-missing", _E, "the cited file does not exist at the pinned commit"),
+        Check("range-invalid", _E, "the line range is reversed or starts at line 0"),
+        Check("range-outside-file", _E, "the line range goes past the end of the file"),
+        Check("ambiguous-file", _E, "a bare or partial file name matches several files"),
+        Check(
+            "symbol-not-in-range", _E, "the symbol named next to the ref is not in the cited lines"
+        ),
+        Check(
+            "symbol-not-found", _W, "the symbol named next to the ref does not occur in the file"
+        ),
+        Check("binary-file", _E, "a line range cites a binary file"),
+        Check("not-a-file", _E, "the path is a directory, symbolic link or submodule"),
+        Check("path-escape", _E, "the path leaves the repository (../../etc/passwd)"),
+        Check("absolute-path", _W, "an absolute local path that maps onto an upstream"),
+        Check("unattributed", _W, "no configured upstream claims the path"),
+        Check("unpinned-permalink", _W, "a GitHub link names a branch or tag, not a commit"),
+        Check("commit-missing", _E, "the commit is not in the upstream's clone"),
+        Check(
+            "unknown-upstream", _E, "the page's frontmatter names an upstream not in the manifest"
+        ),
+        Check("pin-invalid", _E, "the page's frontmatter pin is not a full commit SHA"),
+        Check("link-missing", _E, "a relative link points at a file that does not exist"),
+        Check("anchor-missing", _E, "a #fragment names no heading or anchor of the target page"),
+        Check("link-outside-docs", _W, "a relative link leaves the docs directory (not published)"),
+        Check("frontmatter-invalid", _E, "the frontmatter is not a valid YAML mapping"),
+        Check("page-encoding", _E, "the page is not valid UTF-8"),
+    ]
+}
+
+
+def severity_of(check_id: str) -> Severity:
+    return CHECKS[check_id].severity

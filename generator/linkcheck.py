@@ -1,0 +1,109 @@
+"""Check relative links between pages and their ``#anchors``.
+
+Targets are resolved the way MkDocs publishes the docs directory: relative to the linking page,
+``/x.md`` from the docs root, and a directory means its ``index.md`` or ``README.md``. Anchors
+are computed with the same GitHub-compatible slugs the site uses.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+from collections.abc import Callable
+from pathlib import Path
+
+from generator.checks import severity_of
+from generator.model import Finding, Link
+
+_INDEX_NAMES = ("index.md", "README.md")
+
+
+class LinkChecker:
+    """Checks links against the docs tree; ``anchors_of`` gives the anchors of a page (by rel)."""
+
+    def __init__(self, docs_root: Path, anchors_of: Callable[[str], set[str] | None]) -> None:
+        self.docs_root = docs_root
+        self._anchors_of = anchors_of
+
+    def check(self, link: Link, page_rel: str, page_source: Path) -> list[Finding]:
+        if not link.target_path:
+            return self._check_anchor(link, page_rel, page_rel)
+        if link.target_path.startswith("/"):
+            joined = link.target_path.lstrip("/")
+        else:
+            joined = posixpath.join(posixpath.dirname(page_rel), link.target_path)
+        target = posixpath.normpath(joined)
+        if target == ".." or target.startswith("../"):
+            outside = (page_source.parent / link.target_path).resolve()
+            if outside.exists():
+                return [
+                    self._finding(
+                        link,
+                        "link-outside-docs",
+                        f"'{link.text}' leaves the docs directory, so the site will not have it",
+                        "link to its web address instead",
+                    )
+                ]
+            return [self._finding(link, "link-missing", f"'{link.text}' does not exist")]
+        target = "" if target == "." else target
+        path = self.docs_root / target
+        if path.is_dir():
+            index = next((name for name in _INDEX_NAMES if (path / name).is_file()), None)
+            if index is None:
+                return [
+                    self._finding(
+                        link,
+                        "link-missing",
+                        f"'{link.text}' is a directory without index.md or README.md",
+                    )
+                ]
+            target = posixpath.join(target, index) if target else index
+        elif not path.is_file():
+            return [
+                self._finding(
+                    link, "link-missing", f"'{link.text}' does not exist", self._closest(target)
+                )
+            ]
+        if link.fragment is not None and target.endswith(".md"):
+            return self._check_anchor(link, target, page_rel)
+        return []
+
+    def _check_anchor(self, link: Link, target: str, page_rel: str) -> list[Finding]:
+        fragment = link.fragment or ""
+        if not fragment:
+            return []
+        anchors = self._anchors_of(target)
+        if anchors is None or fragment in anchors:
+            return []
+        close = difflib.get_close_matches(fragment.lower(), sorted(anchors), n=1, cutoff=0.6)
+        where = "this page" if target == page_rel else f"'{target}'"
+        suggestion = None
+        if close:
+            prefix = link.text.split("#", 1)[0]
+            suggestion = f"did you mean '{prefix}#{close[0]}'?"
+        return [
+            self._finding(
+                link, "anchor-missing", f"'#{fragment}' is not an anchor of {where}", suggestion
+            )
+        ]
+
+    def _closest(self, target: str) -> str | None:
+        directory = self.docs_root / posixpath.dirname(target)
+        if not directory.is_dir():
+            return None
+        names = sorted(entry.name for entry in directory.iterdir())
+        close = difflib.get_close_matches(posixpath.basename(target), names, n=1, cutoff=0.6)
+        return f"did you mean '{close[0]}'?" if close else None
+
+    @staticmethod
+    def _finding(link: Link, check: str, message: str, suggestion: str | None = None) -> Finding:
+        return Finding(
+            severity_of(check),
+            check,
+            link.page,
+            link.line,
+            link.column,
+            message,
+            suggestion,
+            text=link.text,
+        )

@@ -1,0 +1,328 @@
+"""The upstream manifest (``upstreams.yaml`` at the repository root).
+
+Example::
+
+    cache_dir: .cache/upstreams          # optional; where clones live (ignored by git)
+    upstreams:
+      slime:
+        url: https://github.com/THUDM/slime.git   # clone URL, or a path relative to this file
+        branch: main                     # tracked branch (default: main)
+        pin: 0123456789abcdef0123456789abcdef01234567   # full commit SHA refs are checked at
+        prefixes: [slime/]               # paths that route a ref here (default: [NAME/])
+        search_roots: [slime/backends/]  # preferred directories for bare file names
+        web_url: https://github.com/THUDM/slime   # browsable home (default: from a GitHub url)
+
+Every problem is a `ConfigError` naming the file, line and key, and what to do about it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generator.model import Upstream
+
+MANIFEST_NAME = "upstreams.yaml"
+DEFAULT_CACHE_DIR = ".cache/upstreams"
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+_TOP_KEYS = ("cache_dir", "upstreams")
+_UPSTREAM_KEYS = ("url", "branch", "pin", "prefixes", "search_roots", "web_url")
+_REQUIRED_KEYS = ("url", "pin")
+_GITHUB_URL = re.compile(
+    r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
+    r"(?P<slug>[^/]+/[^/]+?)(?:\.git)?/?$"
+)
+
+
+class ConfigError(Exception):
+    """A configuration problem: a bad manifest, a missing clone, an unknown pin."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: Path | str | None = None,
+        line: int | None = None,
+        key: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.message = message
+        self.file = str(file) if file is not None else None
+        self.line = line
+        self.key = key
+        self.hint = hint
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        location = ""
+        if self.file:
+            location = self.file + (f":{self.line}" if self.line else "") + ": "
+        key = f"{self.key}: " if self.key else ""
+        text = f"{location}{key}{self.message}"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+@dataclass
+class Manifest:
+    path: Path
+    cache_dir: Path
+    upstreams: dict[str, Upstream] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
+    """Line of each key (``upstreams.slime.pin``), for error messages."""
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent
+
+    def display_path(self) -> str:
+        try:
+            return str(self.path.relative_to(Path.cwd()))
+        except ValueError:
+            return str(self.path)
+
+    def error(self, message: str, key: str, hint: str | None = None) -> ConfigError:
+        return ConfigError(
+            message, file=self.display_path(), line=self.lines.get(key), key=key, hint=hint
+        )
+
+
+def find_manifest(start: Path) -> Path | None:
+    """The nearest ``upstreams.yaml`` in ``start`` or one of its parents."""
+    start = start.resolve()
+    for directory in [start, *start.parents]:
+        candidate = directory / MANIFEST_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_manifest(path: Path) -> Manifest:
+    """Load and validate a manifest. Raises `ConfigError`."""
+    path = path.resolve()
+    display = _display(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            "no such file",
+            file=display,
+            hint=f"create {MANIFEST_NAME} (see README.md) or pass --manifest",
+        ) from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"not valid UTF-8 ({error.reason})", file=display) from None
+    try:
+        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        problem = getattr(error, "problem", None) or str(error)
+        raise ConfigError(
+            f"not valid YAML: {problem}", file=display, line=mark.line + 1 if mark else None
+        ) from None
+    if root is None:
+        raise ConfigError(
+            "the manifest is empty",
+            file=display,
+            hint="declare at least one upstream under 'upstreams:'",
+        )
+    manifest = Manifest(path=path, cache_dir=path.parent / DEFAULT_CACHE_DIR)
+    top = _mapping(root, "(top level)", display)
+    for key, (key_node, value_node) in top.items():
+        manifest.lines[key] = key_node.start_mark.line + 1
+        if key not in _TOP_KEYS:
+            raise _unknown_key(key, _TOP_KEYS, display, key_node)
+        if key == "cache_dir":
+            manifest.cache_dir = path.parent / _string(value_node, key, display)
+    if "upstreams" not in top:
+        raise ConfigError(
+            "missing key 'upstreams'",
+            file=display,
+            line=1,
+            hint="declare each upstream under 'upstreams:' (see README.md)",
+        )
+    upstream_nodes = _mapping(top["upstreams"][1], "upstreams", display)
+    if not upstream_nodes:
+        raise ConfigError(
+            "no upstreams declared", file=display, line=manifest.lines["upstreams"], key="upstreams"
+        )
+    for name, (name_node, spec_node) in upstream_nodes.items():
+        manifest.lines[f"upstreams.{name}"] = name_node.start_mark.line + 1
+        if not _NAME.match(name):
+            raise ConfigError(
+                f"'{name}' is not a valid upstream name (letters, digits, _ . -)",
+                file=display,
+                line=name_node.start_mark.line + 1,
+                key="upstreams",
+            )
+        manifest.upstreams[name] = _upstream(name, spec_node, manifest, display)
+    _check_prefixes(manifest, display)
+    return manifest
+
+
+def _upstream(name: str, node: yaml.Node, manifest: Manifest, display: str) -> Upstream:
+    where = f"upstreams.{name}"
+    spec = _mapping(node, where, display)
+    values: dict[str, Any] = {}
+    for key, (key_node, value_node) in spec.items():
+        manifest.lines[f"{where}.{key}"] = key_node.start_mark.line + 1
+        if key not in _UPSTREAM_KEYS:
+            raise _unknown_key(key, _UPSTREAM_KEYS, display, key_node, where)
+        if key in ("prefixes", "search_roots"):
+            values[key] = _string_list(value_node, f"{where}.{key}", display)
+        else:
+            values[key] = _string(value_node, f"{where}.{key}", display)
+    for key in _REQUIRED_KEYS:
+        if key not in values:
+            raise ConfigError(
+                f"missing required key '{key}'",
+                file=display,
+                line=node.start_mark.line + 1,
+                key=where,
+                hint=_REQUIRED_HINTS[key],
+            )
+    pin = values["pin"].strip()
+    if not _SHA.match(pin):
+        raise ConfigError(
+            f"'{pin}' is not a full 40-character lowercase commit SHA",
+            file=display,
+            line=manifest.lines[f"{where}.pin"],
+            key=f"{where}.pin",
+            hint=f"use the full SHA, e.g. `git -C {_rel(manifest.cache_dir / name)} rev-parse "
+            f"{pin or 'HEAD'}`",
+        )
+    prefixes = tuple(_directory(prefix) for prefix in values.get("prefixes", [f"{name}/"]))
+    search_roots = tuple(_directory(root) for root in values.get("search_roots", []))
+    web_url = values.get("web_url")
+    if web_url is None:
+        github = _GITHUB_URL.match(values["url"])
+        if github:
+            web_url = f"https://github.com/{github.group('slug')}"
+    return Upstream(
+        name=name,
+        url=values["url"],
+        branch=values.get("branch", "main"),
+        pin=pin,
+        prefixes=prefixes,
+        search_roots=search_roots,
+        web_url=web_url.rstrip("/") if web_url else None,
+        clone_dir=manifest.cache_dir / name,
+    )
+
+
+_REQUIRED_HINTS = {
+    "url": "add 'url:' with the clone URL or a local path to the repository",
+    "pin": "add 'pin:' with the full commit SHA the pages were written against",
+}
+
+
+def _directory(value: str) -> str:
+    value = value.strip().removeprefix("./")
+    return value if value.endswith("/") or not value else value + "/"
+
+
+def _check_prefixes(manifest: Manifest, display: str) -> None:
+    owners: dict[str, str] = {}
+    for upstream in manifest.upstreams.values():
+        for prefix in upstream.prefixes:
+            if prefix in owners:
+                raise ConfigError(
+                    f"prefix '{prefix}' is claimed by '{owners[prefix]}' and '{upstream.name}'",
+                    file=display,
+                    line=manifest.lines.get(f"upstreams.{upstream.name}.prefixes"),
+                    key=f"upstreams.{upstream.name}.prefixes",
+                    hint="each prefix must route to exactly one upstream",
+                )
+            owners[prefix] = upstream.name
+
+
+def _mapping(node: yaml.Node, where: str, display: str) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+    if not isinstance(node, yaml.MappingNode):
+        raise ConfigError(
+            f"expected a mapping of keys to values, found {_kind(node)}",
+            file=display,
+            line=node.start_mark.line + 1,
+            key=where,
+        )
+    result: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise ConfigError(
+                "keys must be plain strings",
+                file=display,
+                line=key_node.start_mark.line + 1,
+                key=where,
+            )
+        key = key_node.value
+        if key in result:
+            raise ConfigError(
+                f"duplicate key '{key}'", file=display, line=key_node.start_mark.line + 1, key=where
+            )
+        result[key] = (key_node, value_node)
+    return result
+
+
+def _string(node: yaml.Node, where: str, display: str) -> str:
+    if not isinstance(node, yaml.ScalarNode) or (node.value == "" and node.tag.endswith("null")):
+        raise ConfigError(
+            f"expected a string, found {_kind(node)}",
+            file=display,
+            line=node.start_mark.line + 1,
+            key=where,
+        )
+    return str(node.value)
+
+
+def _string_list(node: yaml.Node, where: str, display: str) -> list[str]:
+    if isinstance(node, yaml.ScalarNode):
+        return [_string(node, where, display)]
+    if not isinstance(node, yaml.SequenceNode):
+        raise ConfigError(
+            f"expected a list of strings, found {_kind(node)}",
+            file=display,
+            line=node.start_mark.line + 1,
+            key=where,
+        )
+    return [_string(item, where, display) for item in node.value]
+
+
+def _kind(node: yaml.Node) -> str:
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    if node.tag.endswith("null"):
+        return "nothing"
+    return f"'{node.value}'"
+
+
+def _unknown_key(
+    key: str, allowed: tuple[str, ...], display: str, node: yaml.Node, where: str | None = None
+) -> ConfigError:
+    close = difflib.get_close_matches(key, allowed, n=1)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    hint += "allowed keys: " + ", ".join(allowed)
+    return ConfigError(
+        f"unknown key '{key}'",
+        file=display,
+        line=node.start_mark.line + 1,
+        key=where or key,
+        hint=hint,
+    )
+
+
+def _display(path: Path) -> str:
+    return _rel(path)
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

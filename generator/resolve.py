@@ -1,0 +1,702 @@
+"""Resolve code references against pinned upstream commits, and check what they cite.
+
+Resolution decides which upstream, commit and repository path a reference means:
+
+* a permalink names its repository and revision;
+* a path starting with an upstream's prefix (``slime/``) belongs to that upstream;
+* an absolute local path is mapped by its longest suffix that an upstream has;
+* a bare (``actor.py``) or partial (``fsdp_utils/actor.py``) name is looked up among the files
+  of the page's upstream, then of all upstreams; several matches are narrowed by search roots and
+  by the symbol named next to the reference before they are reported as ambiguous.
+
+Then the cited file, range and symbol are checked at that commit. Everything read goes through
+`GitStore`, so each blob is read once per run, and a path that is not an entry of the commit's
+tree is never read at all.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import posixpath
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.checks import severity_of
+from generator.gitstore import BlobText, GitStore, RepositoryUnavailable
+from generator.manifest import ConfigError, Manifest
+from generator.model import CodeRef, Finding, RefForm, ResolvedRef, Upstream
+
+_FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
+_HEX = re.compile(r"^[0-9a-f]{7,40}$")
+_MAX_LISTED = 8
+
+
+@dataclass
+class PageContext:
+    """What a page's frontmatter says about where its references point."""
+
+    page: str
+    upstream: str | None = None
+    pins: dict[str, str] = field(default_factory=dict)
+    search_roots: tuple[str, ...] = ()
+    findings: list[Finding] = field(default_factory=list)
+
+
+def page_context(page: str, meta: dict[str, Any], manifest: Manifest) -> PageContext:
+    """Read ``upstream``, ``pin``, ``pins`` and ``search_roots`` from a page's frontmatter."""
+    context = PageContext(page=page)
+
+    def problem(check: str, message: str, suggestion: str | None = None) -> None:
+        context.findings.append(Finding(severity_of(check), check, page, 1, 1, message, suggestion))
+
+    known = ", ".join(sorted(manifest.upstreams)) or "(none)"
+    upstream = meta.get("upstream")
+    if upstream is not None:
+        if not isinstance(upstream, str) or upstream not in manifest.upstreams:
+            problem(
+                "unknown-upstream",
+                f"frontmatter 'upstream: {upstream}' is not in {manifest.display_path()}",
+                f"use one of: {known}",
+            )
+        else:
+            context.upstream = upstream
+    pins: dict[str, Any] = {}
+    if meta.get("pin") is not None:
+        if context.upstream is None and upstream is None:
+            problem(
+                "pin-invalid",
+                "frontmatter 'pin' needs 'upstream' to say which upstream it pins",
+                "add 'upstream: NAME' or use 'pins: {NAME: SHA}'",
+            )
+        elif context.upstream is not None:
+            pins[context.upstream] = meta["pin"]
+    raw_pins = meta.get("pins")
+    if raw_pins is not None:
+        if not isinstance(raw_pins, dict):
+            problem("pin-invalid", "frontmatter 'pins' must map upstream names to commit SHAs")
+        else:
+            pins.update(raw_pins)
+    for name, sha in pins.items():
+        if name not in manifest.upstreams:
+            problem(
+                "unknown-upstream",
+                f"frontmatter pins unknown upstream '{name}'",
+                f"use one of: {known}",
+            )
+        elif not isinstance(sha, str) or not _FULL_SHA.match(sha):
+            problem(
+                "pin-invalid",
+                f"pin for '{name}' is '{sha}', not a full 40-character commit SHA",
+                "write the full SHA (git rev-parse <rev>)",
+            )
+        else:
+            context.pins[name] = sha
+    roots = meta.get("search_roots")
+    if isinstance(roots, str):
+        roots = [roots]
+    if isinstance(roots, list):
+        context.search_roots = tuple(
+            str(root).removeprefix("./").rstrip("/") + "/" for root in roots if root
+        )
+    return context
+
+
+class Resolver:
+    """Resolves and checks references for many pages, sharing clones, trees and blobs."""
+
+    def __init__(self, manifest: Manifest) -> None:
+        self.manifest = manifest
+        self._stores: dict[str, GitStore] = {}
+        self._by_slug = {
+            upstream.github_slug: upstream
+            for upstream in manifest.upstreams.values()
+            if upstream.github_slug
+        }
+        self._prefixes = sorted(
+            (
+                (prefix, upstream)
+                for upstream in manifest.upstreams.values()
+                for prefix in upstream.prefixes
+            ),
+            key=lambda item: -len(item[0]),
+        )
+        self._basenames: dict[tuple[str, str], dict[str, list[str]]] = {}
+        self._suffix_hits: dict[tuple[str, str, str], list[str]] = {}
+        self._missing_commits: set[tuple[str, str, str]] = set()
+
+    @property
+    def blob_reads(self) -> int:
+        return sum(store.blob_reads for store in self._stores.values())
+
+    def close(self) -> None:
+        for store in self._stores.values():
+            store.close()
+        self._stores.clear()
+
+    # -- clones ---------------------------------------------------------------------------
+
+    def store(self, upstream: Upstream) -> GitStore:
+        """The clone of ``upstream``; raises `ConfigError` if it is missing or lacks the pin."""
+        store = self._stores.get(upstream.name)
+        if store is None:
+            assert upstream.clone_dir is not None
+            key = f"upstreams.{upstream.name}"
+            try:
+                store = GitStore(upstream.clone_dir)
+            except RepositoryUnavailable:
+                raise self.manifest.error(
+                    f"no clone at {_relative(upstream.clone_dir)}",
+                    key,
+                    hint=f"run `make upstreams` (python -m generator upstreams fetch "
+                    f"{upstream.name}) to clone {upstream.url}",
+                ) from None
+            if store.resolve(upstream.pin) != upstream.pin:
+                store.close()
+                raise self.manifest.error(
+                    f"pinned commit {upstream.pin} is not in the clone at "
+                    f"{_relative(upstream.clone_dir)}",
+                    f"{key}.pin",
+                    hint=f"run `python -m generator upstreams fetch {upstream.name}` to fetch it, "
+                    "or correct the pin",
+                )
+            self._stores[upstream.name] = store
+        return store
+
+    def commit_for(self, upstream: Upstream, context: PageContext) -> str:
+        return context.pins.get(upstream.name, upstream.pin)
+
+    # -- resolution -----------------------------------------------------------------------
+
+    def resolve(self, ref: CodeRef, context: PageContext) -> ResolvedRef:
+        result = ResolvedRef(ref=ref)
+        if ref.form is RefForm.PERMALINK:
+            self._resolve_permalink(result, context)
+        else:
+            self._resolve_path(result, context)
+        if result.upstream and result.commit and result.path is not None:
+            self._check_target(result)
+        return result
+
+    def _resolve_permalink(self, result: ResolvedRef, context: PageContext) -> None:
+        ref = result.ref
+        upstream = self._by_slug.get(ref.repo_slug or "")
+        if upstream is None:
+            self._add(
+                result,
+                "unattributed",
+                f"{ref.repo_slug} is not a configured upstream; this link is not checked",
+                f"add it to {self.manifest.display_path()} to check links into it",
+            )
+            return
+        store = self.store(upstream)
+        revision, path = self._split_revision(store, f"{ref.revision}/{ref.path}".rstrip("/"))
+        commit = store.resolve(revision)
+        result.upstream = upstream.name
+        if _HEX.match(revision):
+            if commit is None:
+                self._add(
+                    result,
+                    "commit-missing",
+                    f"commit {revision} is not in the clone of '{upstream.name}'",
+                    f"fetch it: git -C {_relative(upstream.clone_dir)} fetch origin {revision}",
+                )
+                return
+            result.commit, result.path = commit, self._normalised(result, path)
+            return
+        pinned = self.commit_for(upstream, context)
+        lines = _fragment(ref.start, ref.end)
+        kind = "tree" if ref.is_directory else "blob"
+        self._add(
+            result,
+            "unpinned-permalink",
+            f"link names '{revision}', which moves; it is checked at the pin "
+            f"{upstream.name}@{pinned[:7]}",
+            f"{ref.url_host}/{ref.repo_slug}/{kind}/{pinned}/{path}{lines}",
+        )
+        result.commit, result.path = pinned, self._normalised(result, path)
+
+    def _split_revision(self, store: GitStore, rest: str) -> tuple[str, str]:
+        """Split ``feature/x/path/file.py`` into revision and path, longest branch first."""
+        parts = rest.split("/")
+        for count in range(min(len(parts) - 1, 6), 1, -1):
+            candidate = "/".join(parts[:count])
+            if store.resolve(candidate):
+                return candidate, "/".join(parts[count:])
+        return parts[0], "/".join(parts[1:])
+
+    def _normalised(self, result: ResolvedRef, path: str) -> str | None:
+        if not path:
+            return ""
+        normal = posixpath.normpath(path)
+        if normal == ".." or normal.startswith(("../", "/")):
+            self._add(
+                result,
+                "path-escape",
+                f"path '{path}' leaves the repository; nothing outside it is read",
+            )
+            return None
+        return "" if normal == "." else normal
+
+    def _resolve_path(self, result: ResolvedRef, context: PageContext) -> None:
+        ref = result.ref
+        if ref.form is RefForm.ABSOLUTE:
+            self._resolve_absolute(result, context)
+            return
+        path = self._normalised(result, ref.path)
+        if path is None:
+            return
+        upstream = self._route(path)
+        if upstream is not None:
+            self._attribute(result, upstream, context, path)
+            return
+        candidates = self._search(path, result, context)
+        if len(candidates) == 1:
+            upstream, found = candidates[0]
+            self._attribute(result, upstream, context, found)
+            return
+        if len(candidates) > 1:
+            listed = ", ".join(
+                f"{u.name}:{p}" if len(self.manifest.upstreams) > 1 else p
+                for u, p in candidates[:_MAX_LISTED]
+            )
+            more = (
+                f" and {len(candidates) - _MAX_LISTED} more"
+                if len(candidates) > _MAX_LISTED
+                else ""
+            )
+            self._add(
+                result,
+                "ambiguous-file",
+                f"'{ref.path}' matches {len(candidates)} files: {listed}{more}",
+                "write the path from the repository root, or add search_roots to the page "
+                "or upstream",
+            )
+            return
+        if context.upstream and ref.form is RefForm.PATH:
+            # The page says which upstream its references default to: the path is missing there.
+            self._attribute(result, self.manifest.upstreams[context.upstream], context, path)
+            return
+        if ref.form is RefForm.BARE:
+            searched = self._searched_upstreams(context)
+            where = ", ".join(f"{u.name}@{self.commit_for(u, context)[:7]}" for u in searched)
+            suggestion = self._closest_name(path, searched, context)
+            self._add(
+                result,
+                "file-missing",
+                f"no file named '{path}' in {where}",
+                f"did you mean {suggestion}?" if suggestion else None,
+            )
+            return
+        prefixes = ", ".join(prefix for prefix, _ in reversed(self._prefixes)) or "(none)"
+        self._add(
+            result,
+            "unattributed",
+            f"no configured upstream claims '{ref.path}' (prefixes: {prefixes})",
+            f"add its upstream or prefix to {self.manifest.display_path()}",
+        )
+
+    def _resolve_absolute(self, result: ResolvedRef, context: PageContext) -> None:
+        ref = result.ref
+        parts = [part for part in ref.path.removeprefix("~").split("/") if part]
+        if ".." in parts:
+            self._add(
+                result,
+                "path-escape",
+                f"path '{ref.path}' contains '..'; nothing outside a repository is read",
+            )
+            return
+        fallback: tuple[Upstream, str] | None = None
+        found: tuple[Upstream, str] | None = None
+        for index in range(len(parts)):
+            suffix = "/".join(parts[index:])
+            upstream = self._route(suffix)
+            if upstream is not None:
+                fallback = fallback or (upstream, suffix)
+                if suffix in self._tree(upstream, context):
+                    found = (upstream, suffix)
+                    break
+        if found is None:
+            for index in range(len(parts)):
+                suffix = "/".join(parts[index:])
+                owners = [
+                    u for u in self._searched_upstreams(context) if suffix in self._tree(u, context)
+                ]
+                if len(owners) == 1:
+                    found = (owners[0], suffix)
+                    break
+        target = found or fallback
+        if target is None:
+            self._add(
+                result,
+                "unattributed",
+                f"absolute path '{ref.path}' maps onto no configured upstream",
+                "cite the file by its path in the repository",
+            )
+            return
+        upstream, path = target
+        canonical = path + _range_text(ref.start, ref.end)
+        self._add(
+            result,
+            "absolute-path",
+            f"absolute local path; it maps onto {upstream.name}:{path}",
+            canonical,
+        )
+        self._attribute(result, upstream, context, path)
+
+    def _attribute(
+        self, result: ResolvedRef, upstream: Upstream, context: PageContext, path: str
+    ) -> None:
+        commit = self.commit_for(upstream, context)
+        store = self.store(upstream)
+        if commit != upstream.pin and store.resolve(commit) != commit:
+            result.upstream = upstream.name
+            key = (result.ref.page, upstream.name, commit)
+            if key not in self._missing_commits:
+                self._missing_commits.add(key)
+                self._add(
+                    result,
+                    "commit-missing",
+                    f"the page pins '{upstream.name}' to {commit}, which is not in the clone",
+                    f"run `python -m generator upstreams fetch {upstream.name}`, or correct "
+                    "the page's pin",
+                )
+            return
+        result.upstream, result.commit, result.path = upstream.name, commit, path
+
+    def _route(self, path: str) -> Upstream | None:
+        for prefix, upstream in self._prefixes:
+            if path.startswith(prefix):
+                return upstream
+        return None
+
+    def _searched_upstreams(self, context: PageContext) -> list[Upstream]:
+        upstreams = list(self.manifest.upstreams.values())
+        if context.upstream:
+            upstreams.sort(key=lambda u: u.name != context.upstream)
+        return upstreams
+
+    def _tree(self, upstream: Upstream, context: PageContext) -> dict[str, Any]:
+        return self.store(upstream).tree(self.commit_for(upstream, context))
+
+    def _search(
+        self, path: str, result: ResolvedRef, context: PageContext
+    ) -> list[tuple[Upstream, str]]:
+        """Files whose path is ``path`` or ends with ``/path``; the page's upstream first."""
+        upstreams = self._searched_upstreams(context)
+        if context.upstream:
+            own = self.manifest.upstreams[context.upstream]
+            if path in self._tree(own, context):
+                return [(own, path)]
+        candidates = [(u, found) for u in upstreams for found in self._matches(u, context, path)]
+        if context.upstream and len(candidates) > 1:
+            own_only = [c for c in candidates if c[0].name == context.upstream]
+            candidates = own_only or candidates
+        if len(candidates) > 1:
+            candidates = self._narrow(candidates, result.ref, context)
+        return candidates
+
+    def _matches(self, upstream: Upstream, context: PageContext, path: str) -> list[str]:
+        commit = self.commit_for(upstream, context)
+        if "/" not in path:
+            index = self._basenames.get((upstream.name, commit))
+            if index is None:
+                index = defaultdict(list)
+                for file in self._tree(upstream, context):
+                    index[file.rsplit("/", 1)[-1]].append(file)
+                self._basenames[(upstream.name, commit)] = index
+            return index.get(path, [])
+        key = (upstream.name, commit, path)
+        hits = self._suffix_hits.get(key)
+        if hits is None:
+            tail = "/" + path
+            hits = [f for f in self._tree(upstream, context) if f == path or f.endswith(tail)]
+            self._suffix_hits[key] = hits
+        return hits
+
+    def _narrow(
+        self, candidates: list[tuple[Upstream, str]], ref: CodeRef, context: PageContext
+    ) -> list[tuple[Upstream, str]]:
+        for roots_of in (lambda u: context.search_roots, lambda u: u.search_roots):
+            rooted = [(u, p) for u, p in candidates if roots_of(u) and p.startswith(roots_of(u))]
+            if rooted:
+                candidates = rooted
+                if len(candidates) == 1:
+                    return candidates
+        if ref.symbol and ref.start is not None and ref.end is not None:
+            name = _last_name(ref.symbol)
+            holding = []
+            for upstream, path in candidates:
+                blob = self._blob(upstream, self.commit_for(upstream, context), path)
+                if (
+                    blob is not None
+                    and not blob.is_binary
+                    and _occurs(blob.lines, name, ref.start, ref.end)
+                ):
+                    holding.append((upstream, path))
+            if holding:
+                return holding
+        return candidates
+
+    def _closest_name(
+        self, name: str, upstreams: list[Upstream], context: PageContext
+    ) -> str | None:
+        names: set[str] = set()
+        for upstream in upstreams:
+            self._matches(upstream, context, name)  # builds the basename index
+            names.update(self._basenames[(upstream.name, self.commit_for(upstream, context))])
+        close = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.75)
+        return f"'{close[0]}'" if close else None
+
+    # -- checks at the commit -------------------------------------------------------------
+
+    def _blob(self, upstream: Upstream, commit: str, path: str) -> BlobText | None:
+        entry = self.store(upstream).tree(commit).get(path)
+        if entry is None or entry.kind != "blob" or entry.is_symlink:
+            return None
+        return self.store(upstream).blob(entry.sha)
+
+    def _check_target(self, result: ResolvedRef) -> None:
+        ref = result.ref
+        upstream = self.manifest.upstreams[result.upstream or ""]
+        commit = result.commit or upstream.pin
+        path = result.path or ""
+        store = self.store(upstream)
+        tree = store.tree(commit)
+        at = f"{upstream.name}@{commit[:7]}"
+        entry = tree.get(path)
+        if entry is None:
+            is_directory = path == "" or path + "/" in store.directories(commit)
+            if is_directory and ref.start is None:
+                return
+            if is_directory:
+                self._add(
+                    result,
+                    "not-a-file",
+                    f"'{path}' is a directory at {at}; a line range needs a file",
+                )
+                return
+            self._file_missing(result, upstream, store, commit, path)
+            return
+        if entry.kind != "blob":
+            self._add(
+                result,
+                "not-a-file",
+                f"'{path}' is a submodule at {at}; cite the file in the submodule's own upstream",
+            )
+            return
+        if entry.is_symlink:
+            self._add(
+                result,
+                "not-a-file",
+                f"'{path}' is a symbolic link at {at}; cite the file it points to",
+            )
+            return
+        if ref.is_directory:
+            self._add(
+                result,
+                "not-a-file",
+                f"'{path}' is a file at {at}, not a directory",
+                ref.text.replace("/tree/", "/blob/", 1),
+            )
+            return
+        if ref.start is None or ref.end is None:
+            return
+        blob = store.blob(entry.sha)
+        if blob.is_binary:
+            self._add(
+                result, "binary-file", f"'{path}' is a binary file at {at}; it has no lines to cite"
+            )
+            return
+        if ref.start < 1 or ref.start > ref.end:
+            swapped = f"{path}:{ref.end}-{ref.start}" if ref.start > ref.end else None
+            reason = "starts at line 0 (lines count from 1)" if ref.start < 1 else "is reversed"
+            self._add(result, "range-invalid", f"range {_range_words(ref)} {reason}", swapped)
+            return
+        if ref.end > blob.line_count:
+            where = self._symbol_suggestion(ref, blob, path)
+            self._add(
+                result,
+                "range-outside-file",
+                f"{_range_words(ref)} goes past the end of '{path}', which has "
+                f"{blob.line_count} lines at {at}",
+                where,
+            )
+            return
+        if ref.symbol:
+            self._check_symbol(result, blob, path, at)
+
+    def _file_missing(
+        self, result: ResolvedRef, upstream: Upstream, store: GitStore, commit: str, path: str
+    ) -> None:
+        at = f"{upstream.name}@{commit[:7]}"
+        suffix = _range_text(result.ref.start, result.ref.end)
+        suggestion = None
+        message = f"'{path}' does not exist at {at}"
+        renamed = store.renamed_to(path, commit)
+        tree = store.tree(commit)
+        if renamed:
+            suggestion = renamed + suffix
+            message += f"; git records it as renamed to '{renamed}'"
+        else:
+            basename = path.rsplit("/", 1)[-1]
+            same_name = [p for p in tree if p.rsplit("/", 1)[-1] == basename]
+            if same_name:
+                suggestion = " or ".join(p + suffix for p in same_name[:3])
+            else:
+                extension = posixpath.splitext(path)[1]
+                pool = [p for p in tree if p.endswith(extension)] if extension else list(tree)
+                close = difflib.get_close_matches(path, pool, n=1, cutoff=0.6)
+                if close:
+                    suggestion = close[0] + suffix
+        head = store.resolve(upstream.branch)
+        if head and head != commit and path in store.tree(head):
+            message += (
+                f" (it exists at {upstream.branch} {head[:7]}: is the page pinned to an "
+                "older commit than it was written against?)"
+            )
+        self._add(
+            result, "file-missing", message, f"did you mean {suggestion}?" if suggestion else None
+        )
+
+    def _check_symbol(self, result: ResolvedRef, blob: BlobText, path: str, at: str) -> None:
+        ref = result.ref
+        assert ref.symbol and ref.start is not None and ref.end is not None
+        name = _last_name(ref.symbol)
+        if _occurs(blob.lines, name, ref.start, ref.end):
+            return
+        where = self._symbol_suggestion(ref, blob, path)
+        if where:
+            self._add(
+                result,
+                "symbol-not-in-range",
+                f"`{ref.symbol}` is not in {_range_words(ref)} of '{path}' at {at}",
+                f"it is defined at {where}",
+            )
+        elif _occurs(blob.lines, name, 1, blob.line_count):
+            first = _first_occurrence(blob.lines, name)
+            self._add(
+                result,
+                "symbol-not-in-range",
+                f"`{ref.symbol}` is not in {_range_words(ref)} of '{path}' at {at}",
+                f"it first occurs at {path}:{first}",
+            )
+        else:
+            self._add(
+                result, "symbol-not-found", f"`{ref.symbol}` does not occur in '{path}' at {at}"
+            )
+
+    def _symbol_suggestion(self, ref: CodeRef, blob: BlobText, path: str) -> str | None:
+        if not ref.symbol:
+            return None
+        spans = definitions(tuple(blob.lines), _last_name(ref.symbol))
+        if not spans:
+            return None
+        return " or ".join(
+            f"{path}:{start}-{end}" if end > start else f"{path}:{start}"
+            for start, end in spans[:3]
+        )
+
+    def _add(
+        self, result: ResolvedRef, check: str, message: str, suggestion: str | None = None
+    ) -> None:
+        ref = result.ref
+        upstream = self.manifest.upstreams.get(result.upstream or "")
+        result.findings.append(
+            Finding(
+                severity=severity_of(check),
+                check=check,
+                page=ref.page,
+                line=ref.line,
+                column=ref.column,
+                message=message,
+                suggestion=suggestion,
+                text=ref.text,
+                upstream=result.upstream,
+                commit=result.commit or (upstream.pin if upstream else None),
+                path=result.path if result.path is not None else ref.path,
+                start=ref.start,
+                end=ref.end,
+            )
+        )
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+def _last_name(symbol: str) -> str:
+    return re.split(r"\.|::", symbol)[-1]
+
+
+@functools.lru_cache(maxsize=4096)
+def _identifier(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
+
+
+def _occurs(lines: list[str], name: str, start: int, end: int) -> bool:
+    pattern = _identifier(name)
+    return any(pattern.search(line) for line in lines[start - 1 : end])
+
+
+def _first_occurrence(lines: list[str], name: str) -> int:
+    pattern = _identifier(name)
+    return next(number for number, line in enumerate(lines, 1) if pattern.search(line))
+
+
+@functools.lru_cache(maxsize=1024)
+def definitions(lines: tuple[str, ...], name: str) -> list[tuple[int, int]]:
+    """Line spans (decorators to last body line) of Python ``def``/``class`` named ``name``."""
+    header = re.compile(
+        rf"^(?P<indent>[ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+{re.escape(name)}\b"
+    )
+    spans = []
+    for index, line in enumerate(lines):
+        match = header.match(line)
+        if not match:
+            continue
+        indent = len(match.group("indent").expandtabs())
+        start = index
+        while start > 0 and lines[start - 1].strip().startswith("@"):
+            start -= 1
+        end = index
+        for later in range(index + 1, len(lines)):
+            text = lines[later]
+            if not text.strip():
+                continue
+            if len(text) - len(text.lstrip()) <= indent and not text.lstrip().startswith(")"):
+                break
+            end = later
+        spans.append((start + 1, end + 1))
+    return spans
+
+
+def _range_text(start: int | None, end: int | None) -> str:
+    if start is None:
+        return ""
+    return f":{start}" if end in (None, start) else f":{start}-{end}"
+
+
+def _range_words(ref: CodeRef) -> str:
+    if ref.end is None or ref.end == ref.start:
+        return f"line {ref.start}"
+    return f"range {ref.start}-{ref.end}"
+
+
+def _fragment(start: int | None, end: int | None) -> str:
+    if start is None:
+        return ""
+    return f"#L{start}" if end in (None, start) else f"#L{start}-L{end}"
+
+
+def _relative(path: Any) -> str:
+    from pathlib import Path
+
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+__all__ = ["ConfigError", "PageContext", "Resolver", "definitions", "page_context"]

@@ -1,0 +1,254 @@
+"""The verification pipeline: collect pages -> extract refs and links -> resolve -> findings.
+
+This is the one verification core: ``scripts/verify_code_refs.py``, ``python -m generator
+verify`` and the site build all call `Verifier`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from generator.checks import CHECKS, severity_of
+from generator.extract import ExtractOptions, MarkdownLayout, extract_links, extract_refs, scan
+from generator.extract.links import extract_anchors
+from generator.linkcheck import LinkChecker
+from generator.manifest import ConfigError, Manifest, find_manifest, load_manifest
+from generator.model import Finding, ResolvedRef, Severity
+from generator.pages import Page, parse_page
+from generator.resolve import Resolver, page_context
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+"""Called as ``progress(done, total)`` while pages are verified."""
+
+
+@dataclass(frozen=True)
+class PageFile:
+    source: Path
+    display: str
+    rel: str
+    """Path relative to the docs root (forward slashes), or the file name if outside it."""
+
+
+@dataclass
+class Report:
+    pages: int = 0
+    links: int = 0
+    refs: list[ResolvedRef] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    blob_reads: int = 0
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for finding in self.findings if finding.severity is Severity.ERROR)
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for finding in self.findings if finding.severity is Severity.WARNING)
+
+    def exit_code(self, strict: bool = False) -> int:
+        if self.errors or (strict and self.warnings):
+            return 1
+        return 0
+
+
+def docs_root_for(manifest: Manifest, paths: Sequence[Path]) -> Path:
+    """The docs directory: mkdocs.yml's ``docs_dir`` when the paths are inside it."""
+    docs_dir = manifest.root / "docs"
+    mkdocs_config = manifest.root / "mkdocs.yml"
+    if mkdocs_config.is_file():
+        try:
+            config = yaml.load(mkdocs_config.read_text(encoding="utf-8"), Loader=_TolerantLoader)
+            if isinstance(config, dict) and isinstance(config.get("docs_dir"), str):
+                docs_dir = manifest.root / config["docs_dir"]
+        except (yaml.YAMLError, UnicodeDecodeError):
+            log.warning("could not read docs_dir from %s", mkdocs_config)
+    docs_dir = docs_dir.resolve()
+    resolved = [path.resolve() for path in paths]
+    if resolved and all(path == docs_dir or docs_dir in path.parents for path in resolved):
+        return docs_dir
+    first = resolved[0] if resolved else Path.cwd()
+    return first if first.is_dir() else first.parent
+
+
+class _TolerantLoader(yaml.SafeLoader):
+    """Reads mkdocs.yml, whose ``!!python/name:`` and ``!ENV`` tags it ignores."""
+
+
+_TolerantLoader.add_multi_constructor("", lambda loader, suffix, node: None)
+
+
+def collect(paths: Sequence[Path | str], docs_root: Path) -> list[PageFile]:
+    """Markdown files named by ``paths`` (files or directories, searched recursively)."""
+    files: list[PageFile] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            found = []
+            for directory, subdirectories, names in os.walk(path):
+                subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
+                found.extend(Path(directory) / name for name in names if name.endswith(".md"))
+            for source in sorted(found):
+                display = _join_display(str(given), source.relative_to(path).as_posix())
+                files.append(PageFile(source, display, _relative_to(source, docs_root)))
+        elif path.is_file():
+            files.append(PageFile(path, str(given), _relative_to(path, docs_root)))
+        else:
+            raise ConfigError(f"{given}: no such file or directory")
+    return files
+
+
+def _join_display(given: str, relative: str) -> str:
+    given = given.replace(os.sep, "/")
+    return f"{given.rstrip('/')}/{relative}" if given not in ("", ".") else relative
+
+
+def _relative_to(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return path.name
+
+
+@dataclass
+class _Parsed:
+    file: PageFile
+    page: Page
+    layout: MarkdownLayout | None
+    _anchors: set[str] | None = None
+
+    def anchors(self) -> set[str] | None:
+        if self.layout is None:
+            return None
+        if self._anchors is None:
+            self._anchors = extract_anchors(self.layout)
+        return self._anchors
+
+
+class Verifier:
+    """Verifies pages against one manifest; reusable across runs (clones stay open)."""
+
+    def __init__(self, manifest: Manifest, docs_root: Path, ignore: Iterable[str] = ()) -> None:
+        self.manifest = manifest
+        self.docs_root = docs_root.resolve()
+        self.ignore = frozenset(ignore)
+        unknown = sorted(self.ignore - set(CHECKS))
+        if unknown:
+            raise ConfigError(
+                f"unknown check id(s) to ignore: {', '.join(unknown)}",
+                hint="known checks: " + ", ".join(CHECKS),
+            )
+        self.resolver = Resolver(manifest)
+        hosts = {"github.com"}
+        for upstream in manifest.upstreams.values():
+            if upstream.web_url and "://" in upstream.web_url:
+                hosts.add(upstream.web_url.split("://", 1)[1].split("/", 1)[0].lower())
+        prefixes = tuple(p for u in manifest.upstreams.values() for p in u.prefixes)
+        self.options = ExtractOptions(permalink_hosts=frozenset(hosts), route_prefixes=prefixes)
+        self._parsed: dict[str, _Parsed] = {}
+
+    def close(self) -> None:
+        self.resolver.close()
+
+    def __enter__(self) -> Verifier:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def verify(self, files: Sequence[PageFile], progress: Progress | None = None) -> Report:
+        report = Report()
+        parsed = [self._parse(file) for file in files]
+        for done, item in enumerate(parsed, 1):
+            self._verify_one(item, report)
+            if progress is not None:
+                progress(done, len(parsed))
+        report.pages = len(parsed)
+        report.findings = [f for f in report.findings if f.check not in self.ignore]
+        for resolved in report.refs:
+            resolved.findings = [f for f in resolved.findings if f.check not in self.ignore]
+        report.findings.sort(key=Finding.sort_key)
+        report.blob_reads = self.resolver.blob_reads
+        return report
+
+    def _parse(self, file: PageFile) -> _Parsed:
+        page = parse_page(file.source.read_bytes(), file.source, file.display, file.rel)
+        layout = scan(page.text, page.body_start) if page.text is not None else None
+        parsed = _Parsed(file, page, layout)
+        self._parsed[file.rel] = parsed
+        return parsed
+
+    def _anchors_of(self, rel: str) -> set[str] | None:
+        parsed = self._parsed.get(rel)
+        if parsed is None:
+            source = self.docs_root / rel
+            if not source.is_file():
+                return None
+            parsed = self._parse(PageFile(source, rel, rel))
+        return parsed.anchors()
+
+    def _verify_one(self, item: _Parsed, report: Report) -> None:
+        page, layout = item.page, item.layout
+        for problem in page.problems:
+            report.findings.append(
+                Finding(
+                    severity_of(problem.check),
+                    problem.check,
+                    page.display,
+                    problem.line,
+                    problem.column,
+                    problem.message,
+                    problem.suggestion,
+                )
+            )
+        if layout is None:
+            return
+        context = page_context(page.display, page.meta, self.manifest)
+        report.findings.extend(context.findings)
+        for ref in extract_refs(layout, page.display, self.options):
+            resolved = self.resolver.resolve(ref, context)
+            report.refs.append(resolved)
+            report.findings.extend(resolved.findings)
+        checker = LinkChecker(self.docs_root, self._anchors_of)
+        links = extract_links(layout, page.display)
+        report.links += len(links)
+        for link in links:
+            report.findings.extend(checker.check(link, page.rel, page.source))
+
+
+def verify(
+    paths: Sequence[Path | str],
+    *,
+    manifest_path: Path | None = None,
+    docs_root: Path | None = None,
+    ignore: Iterable[str] = (),
+    progress: Progress | None = None,
+) -> Report:
+    """Verify every page under ``paths``. Raises `ConfigError` for configuration problems."""
+    path_objects = [Path(p) for p in paths]
+    if manifest_path is None:
+        start = path_objects[0] if path_objects else Path.cwd()
+        manifest_path = find_manifest(start if start.is_dir() else start.parent)
+        if manifest_path is None:
+            raise ConfigError(
+                f"no upstreams.yaml found in {start} or any parent directory",
+                hint="run from the knowledge base, or pass --manifest PATH",
+            )
+    manifest = load_manifest(manifest_path)
+    root = docs_root or docs_root_for(manifest, path_objects)
+    files = collect(path_objects, root.resolve())
+    if not files:
+        shown = ", ".join(str(p) for p in paths)
+        raise ConfigError(
+            f"no Markdown pages (*.md) found in {shown}",
+            hint="check the path; pages are .md files under the docs directory",
+        )
+    with Verifier(manifest, root, ignore) as verifier:
+        return verifier.verify(files, progress)

@@ -1,0 +1,231 @@
+"""One test per check, against a real git upstream built in a temporary directory."""
+
+from __future__ import annotations
+
+import os
+
+from generator.gitbuild import run_git
+
+
+def findings(kb, body: str, frontmatter: str = "") -> list[tuple]:
+    text = (f"---\n{frontmatter}---\n" if frontmatter else "") + body
+    kb.page("p.md", text, dedent=False)
+    report = kb.verify()
+    return [(f.check, f.line, f.column, f.message, f.suggestion) for f in report.findings]
+
+
+def checks(kb, body: str, frontmatter: str = "") -> list[str]:
+    return [f[0] for f in findings(kb, body, frontmatter)]
+
+
+def test_valid_refs_have_no_findings(lib_kb):
+    report_findings = findings(
+        lib_kb,
+        "`lib/core.py:6-7` `alpha()` (lib/core.py:6) lib/core.py:15 `lib/util.py` util.py:40\n"
+        "`Beta.gamma()` 实现（lib/core.py:11-12） `lib/sub/` [x](https://github.com/acme/lib/blob/"
+        f"{lib_kb.pin}/lib/core.py#L10-L15)\n",
+    )
+    assert report_findings == []
+
+
+def test_file_missing_suggests_rename_recorded_by_git(lib_kb):
+    [(check, line, column, message, suggestion)] = findings(lib_kb, "x `old/name.py:1-2`\n",
+                                                             "upstream: lib\n")
+    assert (check, line, column) == ("file-missing", 4, 4)
+    assert "'old/name.py' does not exist at lib@" in message
+    assert "renamed to 'lib/renamed.py'" in message
+    assert suggestion == "did you mean lib/renamed.py:1-2?"
+
+
+def test_file_missing_suggests_same_basename_and_notes_branch_head(lib_kb):
+    [(_, _, _, message, suggestion)] = findings(lib_kb, "lib/deep/util.py:3\n")
+    assert suggestion == "did you mean lib/util.py:3?"
+    [(_, _, _, message, _)] = findings(lib_kb, "lib/future.py:1\n")
+    assert "it exists at main" in message
+
+
+def test_range_invalid_reversed_and_zero(lib_kb):
+    result = findings(lib_kb, "lib/core.py:12-6 and lib/core.py:0\n")
+    assert [(r[0], r[4]) for r in result] == [
+        ("range-invalid", "lib/core.py:6-12"),
+        ("range-invalid", None),
+    ]
+    assert "reversed" in result[0][3]
+    assert "line 0" in result[1][3]
+
+
+def test_range_outside_file_including_absurd_lines(lib_kb):
+    result = findings(lib_kb, "lib/core.py:14-16 lib/core.py:1000000000000000000\n")
+    assert [r[0] for r in result] == ["range-outside-file", "range-outside-file"]
+    assert "which has 15 lines" in result[0][3]
+    assert "line 1000000000000000000" in result[1][3]
+
+
+def test_range_outside_file_suggests_where_the_symbol_is(lib_kb):
+    [(check, _, _, _, suggestion)] = findings(lib_kb, "`gamma()` (lib/core.py:40-45)\n")
+    assert check == "range-outside-file"
+    assert suggestion == "lib/core.py:11-12"
+
+
+def test_ambiguous_bare_name_lists_candidates(lib_kb):
+    [(check, _, _, message, _)] = findings(lib_kb, "core.py:1\n")
+    assert check == "ambiguous-file"
+    assert "matches 2 files: lib/core.py, lib/sub/core.py" in message
+
+
+def test_ambiguous_bare_name_resolved_by_symbol_and_by_search_roots(lib_kb):
+    assert checks(lib_kb, "`epsilon()` (core.py:4-5)\n") == []
+    assert checks(lib_kb, "core.py:4-5\n", "search_roots: [lib/sub]\n") == []
+    manifest = lib_kb.upstreams["lib"]
+    manifest["search_roots"] = ["lib/sub/"]
+    lib_kb.write_manifest()
+    [(check, *_)] = findings(lib_kb, "core.py:15\n")
+    assert check == "range-outside-file"  # resolved to lib/sub/core.py, which has 5 lines
+
+
+def test_bare_name_found_nowhere(lib_kb):
+    [(check, _, _, message, suggestion)] = findings(lib_kb, "utils.py:3\n")
+    assert check == "file-missing"
+    assert message.startswith("no file named 'utils.py' in lib@")
+    assert suggestion == "did you mean 'util.py'?"
+
+
+def test_partial_path_resolves_by_suffix(lib_kb):
+    assert checks(lib_kb, "sub/core.py:4\n") == []
+
+
+def test_symbol_not_in_range_says_where_it_is_defined(lib_kb):
+    [(check, _, _, message, suggestion)] = findings(lib_kb, "`delta()` 实现（lib/core.py:6-7）\n")
+    assert check == "symbol-not-in-range"
+    assert "`delta` is not in range 6-7 of 'lib/core.py'" in message
+    assert suggestion == "it is defined at lib/core.py:14-15"
+
+
+def test_symbol_used_in_range_is_fine_and_missing_symbol_warns(lib_kb):
+    assert checks(lib_kb, "`alpha()` is called at lib/core.py:12\n") == []
+    [(check, *_)] = findings(lib_kb, "`omega()` (lib/core.py:6-7)\n")
+    assert check == "symbol-not-found"
+
+
+def test_binary_file(lib_kb):
+    [(check, _, _, message, _)] = findings(lib_kb, "data/blob.bin:1\n")
+    assert check == "binary-file"
+    assert "binary" in message
+
+
+def test_directory_cited_with_lines_is_not_a_file(lib_kb):
+    tree_link = f"https://github.com/acme/lib/tree/{lib_kb.pin}/lib/core.py"
+    assert checks(lib_kb, f"`lib/sub/` is fine; ./lib/sub:3 and {tree_link} are not\n") == [
+        "not-a-file",
+        "not-a-file",
+    ]
+
+
+def test_symlink_is_not_followed_or_read(kb, tmp_path):
+    repo = kb.new_upstream("lib")
+    os.symlink("/etc/passwd", repo.path / "link.py")
+    sha = repo.commit({"lib/a.py": "x = 1\n"}, "add a symlink")
+    kb.add_upstream("lib", repo, sha, prefixes=["lib/", "link.py"])
+    kb.page("p.md", "see `link.py:1` and ./link.py:1\n")
+    report = kb.verify()
+    assert [f.check for f in report.findings] == ["not-a-file", "not-a-file"]
+    assert "symbolic link" in report.findings[0].message
+    assert report.blob_reads == 0
+
+
+def test_path_escape_reads_nothing_outside_the_repository(lib_kb):
+    (lib_kb.root / "secret.py").write_text("TOKEN = 'do not read'\n" * 50, "utf-8")
+    report_findings = findings(
+        lib_kb, "`../../secret.py:1` and `lib/../../secret.py:40` and ../../etc/passwd:1\n"
+    )
+    assert [f[0] for f in report_findings] == ["path-escape"] * 3
+    assert "leaves the repository" in report_findings[0][3]
+    report = lib_kb.verify()
+    assert report.blob_reads == 0
+
+
+def test_absolute_local_path_maps_onto_upstream(lib_kb):
+    [(check, _, _, message, suggestion)] = findings(
+        lib_kb, "`/home/alice/src/lib/lib/core.py:6-7`\n"
+    )
+    assert check == "absolute-path"
+    assert "maps onto lib:lib/core.py" in message
+    assert suggestion == "lib/core.py:6-7"
+    result = findings(lib_kb, "`/home/alice/src/lib/lib/core.py:99`\n")
+    assert [r[0] for r in result] == ["absolute-path", "range-outside-file"]
+    [(check, *_)] = findings(lib_kb, "`/home/alice/other/thing.py:3`\n")
+    assert check == "unattributed"
+
+
+def test_unattributed_path_is_a_warning_not_skipped(lib_kb):
+    [(check, _, _, message, _)] = findings(lib_kb, "`torch/distributed/fsdp/x.py:100-200`\n")
+    assert check == "unattributed"
+    assert "no configured upstream claims 'torch/distributed/fsdp/x.py'" in message
+    assert lib_kb.verify().warnings == 1
+
+
+def test_unpinned_permalink_gets_pinned_url_and_is_checked_at_pin(lib_kb):
+    url = "https://github.com/acme/lib/blob/main/lib/core.py#L6-L7"
+    [(check, _, _, _, suggestion)] = findings(lib_kb, f"<{url}>\n")
+    assert check == "unpinned-permalink"
+    assert suggestion == f"https://github.com/acme/lib/blob/{lib_kb.pin}/lib/core.py#L6-L7"
+    bad = "https://github.com/acme/lib/blob/main/lib/core.py#L60"
+    assert checks(lib_kb, f"{bad}\n") == ["range-outside-file", "unpinned-permalink"]
+
+
+def test_commit_permalink_is_checked_at_that_commit(lib_kb):
+    first = run_git(lib_kb.root / "cache" / "lib", "rev-parse", "HEAD~2").strip()
+    ok = f"https://github.com/acme/lib/blob/{first}/old/name.py#L1-L2"
+    assert checks(lib_kb, f"{ok}\n") == []
+    moved = f"https://github.com/acme/lib/blob/{lib_kb.pin}/old/name.py#L1"
+    assert checks(lib_kb, f"{moved}\n") == ["file-missing"]
+    unknown = "https://github.com/acme/lib/blob/" + "f" * 40 + "/lib/core.py#L1"
+    [(check, _, _, message, suggestion)] = findings(lib_kb, f"{unknown}\n")
+    assert check == "commit-missing"
+    assert "is not in the clone of 'lib'" in message
+    assert "fetch origin" in suggestion
+
+
+def test_permalink_to_an_unconfigured_repository_is_unattributed(lib_kb):
+    assert checks(lib_kb, "https://github.com/other/repo/blob/main/a.py#L1\n") == ["unattributed"]
+
+
+def test_page_pin_overrides_manifest_pin(lib_kb):
+    first = run_git(lib_kb.root / "cache" / "lib", "rev-parse", "HEAD~2").strip()
+    assert checks(lib_kb, "old/name.py:1\n", "upstream: lib\n") == ["file-missing"]
+    assert checks(lib_kb, "old/name.py:1\n", f"upstream: lib\npin: {first}\n") == []
+    assert checks(lib_kb, "old/name.py:1\n", f"pins:\n  lib: {first}\n") == []
+
+
+def test_bad_page_pins_and_upstreams(lib_kb):
+    assert checks(lib_kb, "x\n", "upstream: nope\n") == ["unknown-upstream"]
+    assert checks(lib_kb, "x\n", "upstream: lib\npin: abc\n") == ["pin-invalid"]
+    assert checks(lib_kb, "x\n", "pins: {ghost: " + "a" * 40 + "}\n") == ["unknown-upstream"]
+    missing = "b" * 40
+    result = findings(lib_kb, "lib/core.py:1 lib/core.py:2\n", f"upstream: lib\npin: {missing}\n")
+    assert [r[0] for r in result] == ["commit-missing"]  # once per page, not once per ref
+
+
+def test_page_problems_become_findings(lib_kb):
+    lib_kb.page("bad.md", b"---\ntitle: [x\n---\nbody\n")
+    lib_kb.page("latin.md", b"caf\xe9\n")
+    report = lib_kb.verify()
+    assert [(f.page, f.check, f.line) for f in report.findings] == [
+        ("docs/bad.md", "frontmatter-invalid", 3),
+        ("docs/latin.md", "page-encoding", 1),
+    ]
+
+
+def test_each_blob_is_read_once_per_run(lib_kb):
+    lib_kb.page("p.md", "lib/core.py:1 lib/core.py:2 `gamma()` (lib/core.py:11)\n" * 50)
+    lib_kb.page("q.md", "lib/core.py:3 lib/util.py:1\n" * 50)
+    report = lib_kb.verify()
+    assert report.findings == []
+    assert len(report.refs) == 250
+    assert report.blob_reads == 2
+
+
+def test_ignore_option_drops_a_check(lib_kb):
+    lib_kb.page("p.md", "`torch/x.py:1` lib/core.py:99\n")
+    report = lib_kb.verify(ignore=["unattributed"])
+    assert [f.check for f in report.findings] == ["range-outside-file"]

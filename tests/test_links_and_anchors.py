@@ -1,0 +1,129 @@
+"""Headings, GitHub-compatible anchors, and the link checker on real files."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from generator.extract import extract_headings, extract_links, scan
+from generator.extract.links import extract_anchors
+from generator.slugs import Slugger, github_slug, slugify
+
+
+@pytest.mark.parametrize(
+    ("heading", "anchor"),
+    [
+        ("3. 关键 PR 实现细节", "3-关键-pr-实现细节"),
+        ("1. 整体架构设计", "1-整体架构设计"),
+        ("2.1 Before vs After Architecture", "21-before-vs-after-architecture"),
+        ("Risks & Edge Cases", "risks--edge-cases"),
+        ("`sleep()` 与 `wake_up()`", "sleep-与-wake_up"),
+        ("What's new?", "whats-new"),
+        ("Ünïcödé Çafé", "ünïcödé-çafé"),
+        ("emoji 🚀 launch", "emoji--launch"),
+        ("TL;DR", "tldr"),
+    ],
+)
+def test_github_slugs(heading, anchor):
+    from generator.extract.links import heading_text
+
+    assert github_slug(heading_text(heading)) == anchor
+
+
+def test_slugify_hook_matches_github_and_ignores_separator():
+    assert slugify("1. 整体架构设计", "_") == "1-整体架构设计"
+
+
+def test_duplicate_headings_get_numbered_like_github():
+    slugger = Slugger()
+    assert [slugger.unique(t) for t in ["Notes", "Notes", "Notes", "Notes-1"]] == [
+        "notes", "notes-1", "notes-2", "notes-1-1",
+    ]
+
+
+def headings_of(markdown: str):
+    layout = scan(textwrap.dedent(markdown))
+    return [(h.level, h.anchor, h.line) for h in extract_headings(layout)]
+
+
+def test_headings_atx_setext_explicit_ids_and_code_blocks():
+    assert headings_of(
+        """\
+        # Title
+
+        Setext heading
+        --------------
+
+        ## Custom {#my-id}
+
+        ```
+        # not a heading
+        ```
+
+        ## Title
+        """
+    ) == [(1, "title", 1), (2, "setext-heading", 3), (2, "my-id", 6), (2, "title-1", 12)]
+
+
+def test_table_separator_is_not_a_setext_heading():
+    assert headings_of("| a | b |\n|---|---|\n| 1 | 2 |\n") == []
+
+
+def test_html_anchors_count():
+    layout = scan('<a id="here"></a>\n\n# T\n<div name="there">x</div>\n')
+    assert extract_anchors(layout) == {"here", "t", "there"}
+
+
+def test_links_outside_code_only_and_external_skipped():
+    layout = scan(
+        textwrap.dedent(
+            """\
+            [a](x.md#y) ![img](pics/p.png) [ext](https://e.com/x.md) `[code](nope.md)`
+            [ref]: other.md#z
+            [mail](mailto:a@b.c) [same](#top) [enc](my%20page.md)
+
+            ```
+            [in block](nope.md)
+            ```
+            """
+        )
+    )
+    links = extract_links(layout, "p.md")
+    assert [(ln.line, ln.column, ln.target_path, ln.fragment, ln.is_image) for ln in links] == [
+        (1, 5, "x.md", "y", False),
+        (1, 20, "pics/p.png", None, True),
+        (2, 8, "other.md", "z", False),
+        (3, 29, "", "top", False),
+        (3, 41, "my page.md", None, False),
+    ]
+
+
+def test_link_checks_on_files(kb):
+    repo = kb.new_upstream("u")
+    sha = repo.commit({"u/a.py": "x = 1\n"}, "init")
+    kb.add_upstream("u", repo, sha)
+    kb.page("guide/index.md", "# 1. 整体架构设计\n\n## Details\n")
+    kb.page("img/logo.png", "png")
+    kb.page(
+        "a.md",
+        """\
+        # Top
+
+        [ok](guide/index.md#1-整体架构设计) [dir](guide/) [img](img/logo.png)
+        [bad-anchor](guide/index.md#1-整体架构) [missing](guide/nothing.md)
+        [self](#top) [self-bad](#bottom) [root](/guide/index.md#details)
+        [outside](../upstreams.yaml) [gone](../nowhere.md) [emptydir](img/)
+        """,
+    )
+    report = kb.verify()
+    found = [(f.line, f.column, f.check, f.suggestion) for f in report.findings]
+    assert found == [
+        (4, 14, "anchor-missing", "did you mean 'guide/index.md#1-整体架构设计'?"),
+        (4, 47, "link-missing", None),
+        (5, 25, "anchor-missing", None),
+        (6, 11, "link-outside-docs", "link to its web address instead"),
+        (6, 37, "link-missing", None),
+        (6, 63, "link-missing", None),
+    ]
+    assert report.links == 11

@@ -1,0 +1,290 @@
+"""Command line: a thin layer over the library that parses arguments and formats results.
+
+Exit status: 0 all is well, 1 findings with errors (or warnings under ``--strict``), 2 usage or
+configuration problems.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from generator import __version__
+from generator.checks import CHECKS
+from generator.manifest import MANIFEST_NAME, ConfigError, find_manifest, load_manifest
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _interactive(stream: object) -> bool:
+    return bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("CI")
+
+
+def _use_colour(choice: str) -> bool:
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return _interactive(sys.stdout)
+
+
+class _ProgressLine:
+    """A single self-overwriting status line on stderr, only on an interactive terminal."""
+
+    def __init__(self) -> None:
+        self.enabled = _interactive(sys.stderr)
+        self._shown = False
+
+    def show(self, text: str) -> None:
+        if self.enabled:
+            sys.stderr.write("\r\x1b[2K" + text[:120])
+            sys.stderr.flush()
+            self._shown = True
+
+    def done(self) -> None:
+        if self._shown:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()
+            self._shown = False
+
+
+def _add_verify_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        default=["docs"],
+        metavar="PATH",
+        help="pages or directories of pages to check (default: docs)",
+    )
+    parser.add_argument(
+        "--manifest",
+        type=Path,
+        metavar="FILE",
+        help=f"upstream manifest (default: the nearest {MANIFEST_NAME})",
+    )
+    parser.add_argument(
+        "--docs-root",
+        type=Path,
+        metavar="DIR",
+        help="directory links are resolved in (default: mkdocs.yml's docs_dir)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", "github"),
+        default="text",
+        help="output format (default: text)",
+    )
+    parser.add_argument(
+        "--list-refs",
+        action="store_true",
+        help="with --format json, also list every reference found, not only broken ones",
+    )
+    parser.add_argument("--strict", action="store_true", help="fail on warnings too")
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="CHECK",
+        help="skip a check by id (repeatable); see --list-checks",
+    )
+    parser.add_argument(
+        "--list-checks", action="store_true", help="print every check id with its severity and exit"
+    )
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the text output (default: only on a terminal)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="python -m generator",
+        description="Generate and verify a code-analysis knowledge base whose code references "
+        "are pinned to upstream commits.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv: debug)")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    verify = commands.add_parser(
+        "verify",
+        help="check every code reference and cross-link against pinned commits",
+        description="Check code references (file.py:10-20, permalinks) and relative links in "
+        "Markdown pages against the upstreams' pinned commits.",
+    )
+    _add_verify_arguments(verify)
+
+    upstreams = commands.add_parser("upstreams", help="clone, fetch and list upstreams")
+    upstream_commands = upstreams.add_subparsers(
+        dest="action", metavar="ACTION", parser_class=_Parser
+    )
+    upstream_commands.required = True
+    fetch = upstream_commands.add_parser("fetch", help="clone missing upstreams, fetch the others")
+    fetch.add_argument("names", nargs="*", metavar="NAME", help="upstreams to fetch (default: all)")
+    fetch.add_argument("--manifest", type=Path, metavar="FILE")
+    listing = upstream_commands.add_parser("list", help="show each upstream, its pin and its clone")
+    listing.add_argument("--manifest", type=Path, metavar="FILE")
+
+    demo = commands.add_parser("demo", help="build the embedded demo upstreams")
+    demo_commands = demo.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    demo_commands.required = True
+    build = demo_commands.add_parser(
+        "build", help="replay demo/upstreams/* into git repositories with fixed SHAs"
+    )
+    build.add_argument(
+        "--source",
+        type=Path,
+        default=Path("demo"),
+        metavar="DIR",
+        help="demo directory (default: demo)",
+    )
+    build.add_argument(
+        "--dest",
+        type=Path,
+        default=Path(".cache/demo"),
+        metavar="DIR",
+        help="where to build the repositories (default: .cache/demo)",
+    )
+    return parser
+
+
+def verify_parser(prog: str) -> argparse.ArgumentParser:
+    """The parser of ``scripts/verify_code_refs.py``: the ``verify`` command on its own."""
+    parser = _Parser(
+        prog=prog,
+        description="Check code references (file.py:10-20, permalinks) and relative links in "
+        "Markdown pages against the upstreams' pinned commits. Exit status: 0 clean, 1 errors "
+        "(or warnings with --strict), 2 usage or configuration problem.",
+    )
+    _add_verify_arguments(parser)
+    return parser
+
+
+def _run_verify(args: argparse.Namespace) -> int:
+    from generator.report import format_github, format_json, format_text
+    from generator.verify import verify
+
+    if args.list_checks:
+        for check in CHECKS.values():
+            print(f"{check.id:22} {check.severity!s:8} {check.summary}")
+        return EXIT_OK
+    progress = _ProgressLine()
+
+    def on_progress(done: int, total: int) -> None:
+        if total >= 50 and (done % 25 == 0 or done == total):
+            progress.show(f"verifying pages: {done}/{total}")
+
+    try:
+        report = verify(
+            args.paths,
+            manifest_path=args.manifest,
+            docs_root=args.docs_root,
+            ignore=args.ignore,
+            progress=on_progress,
+        )
+    finally:
+        progress.done()
+    if args.format == "json":
+        sys.stdout.write(format_json(report, list_refs=args.list_refs))
+    elif args.format == "github":
+        sys.stdout.write(format_github(report))
+    else:
+        sys.stdout.write(format_text(report, colour=_use_colour(args.color)))
+    return report.exit_code(strict=args.strict)
+
+
+def _manifest(path: Path | None):  # type: ignore[no-untyped-def]
+    found = path or find_manifest(Path.cwd())
+    if found is None:
+        raise ConfigError(
+            f"no {MANIFEST_NAME} in {Path.cwd()} or its parents",
+            hint="run from the knowledge base, or pass --manifest PATH",
+        )
+    return load_manifest(found)
+
+
+def _run_upstreams(args: argparse.Namespace) -> int:
+    from generator.upstreams import fetch_upstreams
+
+    manifest = _manifest(args.manifest)
+    if args.action == "list":
+        for upstream in manifest.upstreams.values():
+            assert upstream.clone_dir is not None
+            cloned = "cloned" if upstream.clone_dir.exists() else "not cloned"
+            print(
+                f"{upstream.name:16} {upstream.branch:12} pin {upstream.pin[:12]}  "
+                f"{cloned:10}  {upstream.url}"
+            )
+        return EXIT_OK
+    progress = _ProgressLine()
+    try:
+        results = fetch_upstreams(manifest, args.names, notify=progress.show)
+    finally:
+        progress.done()
+    status = EXIT_OK
+    for result in results:
+        pin = "pin present" if result.has_pin else "PIN MISSING"
+        print(
+            f"{result.upstream}: {result.action}, {manifest.upstreams[result.upstream].branch} "
+            f"at {result.head[:12]}, {pin}"
+        )
+        if not result.has_pin:
+            status = EXIT_USAGE
+            print(
+                f"  the pinned commit {manifest.upstreams[result.upstream].pin} is not in the "
+                "upstream; correct the pin in the manifest",
+                file=sys.stderr,
+            )
+    return status
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from generator.demo import build_all
+
+    if not (args.source / "upstreams").is_dir():
+        raise ConfigError(
+            f"{args.source}/upstreams: no such directory",
+            hint="run from the repository root or pass --source",
+        )
+    for built in build_all(args.source, args.dest):
+        tags = ", ".join(f"{tag} {sha[:12]}" for tag, sha in built.tags.items())
+        print(f"{built.name}: {built.path} (head {built.head[:12]}{'; ' + tags if tags else ''})")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return _dispatch(args)
+
+
+def main_verify(argv: Sequence[str] | None = None, prog: str = "verify_code_refs.py") -> int:
+    args = verify_parser(prog).parse_args(argv)
+    args.command, args.verbose = "verify", 0
+    return _dispatch(args)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    level = logging.WARNING - 10 * min(getattr(args, "verbose", 0), 2)
+    logging.basicConfig(level=level, format="%(levelname)s: %(message)s")
+    handlers = {"verify": _run_verify, "upstreams": _run_upstreams, "demo": _run_demo}
+    try:
+        return handlers[args.command](args)
+    except ConfigError as error:
+        print(f"error: {error.render()}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

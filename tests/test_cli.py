@@ -1,0 +1,171 @@
+"""The command line: output formats, exit codes and configuration errors, run as a user would."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+
+@pytest.fixture
+def broken_kb(lib_kb):
+    lib_kb.page("a.md", "# A\n\nGood lib/core.py:6-7, bad lib/core.py:99, `torch/x.py:1`\n")
+    return lib_kb
+
+
+def test_clean_run_exits_zero_with_summary(lib_kb):
+    lib_kb.page("a.md", "# A\n\nlib/core.py:6-7 and [self](#a)\n")
+    result = lib_kb.cli("docs", script=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "checked 1 page, 1 code reference and 1 link: all good\n"
+
+
+def test_text_format_and_exit_one_on_errors(broken_kb):
+    result = broken_kb.cli("verify", "docs/")
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("docs/a.md:3:27: error[range-outside-file] line 99 goes past")
+    assert lines[1].startswith("docs/a.md:3:44: warning[unattributed] no configured upstream")
+    assert lines[2].startswith("  = help: add its upstream or prefix to upstreams.yaml")
+    assert lines[-1] == "checked 1 page, 3 code references and 0 links: 1 error, 1 warning"
+    assert "\x1b[" not in result.stdout
+
+
+def test_strict_fails_on_warnings_only(lib_kb):
+    lib_kb.page("a.md", "`torch/x.py:1`\n")
+    assert lib_kb.cli("verify", "docs").returncode == 0
+    assert lib_kb.cli("verify", "docs", "--strict").returncode == 1
+
+
+def test_json_schema_and_list_refs(broken_kb):
+    result = broken_kb.cli("verify", "docs", "--format", "json", "--list-refs")
+    assert result.returncode == 1
+    data = json.loads(result.stdout)
+    assert data["version"] == 1
+    assert data["summary"] == {"pages": 1, "refs": 3, "links": 0, "errors": 1, "warnings": 1}
+    finding = data["findings"][0]
+    assert finding == {
+        "severity": "error",
+        "check": "range-outside-file",
+        "page": "docs/a.md",
+        "line": 3,
+        "column": 27,
+        "text": "lib/core.py:99",
+        "upstream": "lib",
+        "commit": broken_kb.pin,
+        "path": "lib/core.py",
+        "start": 99,
+        "end": 99,
+        "message": finding["message"],
+        "suggestion": None,
+    }
+    assert [(r["text"], r["status"], r["checks"]) for r in data["refs"]] == [
+        ("lib/core.py:6-7", "ok", []),
+        ("lib/core.py:99", "error", ["range-outside-file"]),
+        ("torch/x.py:1", "warning", ["unattributed"]),
+    ]
+    assert set(data["refs"][0]) == {"page", "line", "column", "text", "upstream", "commit",
+                                    "path", "start", "end", "status", "checks"}
+    without = json.loads(broken_kb.cli("verify", "docs", "--format", "json").stdout)
+    assert "refs" not in without
+
+
+def test_page_path_is_reported_as_given(broken_kb):
+    data = json.loads(broken_kb.cli("verify", "docs/a.md", "--format", "json").stdout)
+    assert {f["page"] for f in data["findings"]} == {"docs/a.md"}
+
+
+def test_github_annotations(broken_kb):
+    result = broken_kb.cli("verify", "docs", "--format", "github")
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(
+        "::error file=docs/a.md,line=3,col=27,title=range-outside-file::line 99 goes past"
+    )
+    assert lines[1].startswith("::warning file=docs/a.md,line=3,col=44,title=unattributed::")
+    assert "%0Ahelp: add its upstream" in lines[1]
+
+
+def test_empty_docs_directory_is_a_usage_error(lib_kb):
+    result = lib_kb.cli("verify", "docs")
+    assert result.returncode == 2
+    assert "no Markdown pages (*.md) found in docs" in result.stderr
+    assert result.stdout == ""
+
+
+def test_missing_path_and_missing_manifest(lib_kb, tmp_path):
+    result = lib_kb.cli("verify", "nowhere")
+    assert result.returncode == 2
+    assert "nowhere: no such file or directory" in result.stderr
+    (lib_kb.root / "upstreams.yaml").unlink()
+    lib_kb.page("a.md", "x\n")
+    result = lib_kb.cli("verify", "docs")
+    assert result.returncode == 2
+    assert "no upstreams.yaml found" in result.stderr
+    assert "--manifest" in result.stderr
+
+
+def test_missing_clone_names_the_key_and_the_fix(broken_kb):
+    shutil.rmtree(broken_kb.root / "cache" / "lib")
+    result = broken_kb.cli("verify", "docs")
+    assert result.returncode == 2
+    assert "upstreams.yaml:3: upstreams.lib: no clone at cache/lib" in result.stderr
+    assert "hint: run `make upstreams`" in result.stderr
+
+
+def test_pin_not_in_clone_names_the_pin_line(broken_kb):
+    broken_kb.upstreams["lib"]["pin"] = "c" * 40
+    broken_kb.write_manifest()
+    result = broken_kb.cli("verify", "docs")
+    assert result.returncode == 2
+    assert "upstreams.yaml:6: upstreams.lib.pin: pinned commit cccc" in result.stderr
+    assert "upstreams fetch lib" in result.stderr
+
+
+def test_manifest_error_exit_two_and_nothing_written(broken_kb):
+    manifest = broken_kb.root / "upstreams.yaml"
+    manifest.write_text(manifest.read_text() + "bogus: 1\n")
+    before = {p: p.read_bytes() for p in broken_kb.docs.rglob("*")}
+    result = broken_kb.cli("verify", "docs")
+    assert result.returncode == 2
+    assert "upstreams.yaml:9: bogus: unknown key 'bogus'" in result.stderr
+    assert {p: p.read_bytes() for p in broken_kb.docs.rglob("*")} == before
+
+
+def test_usage_errors_exit_two(lib_kb):
+    lib_kb.page("a.md", "x\n")
+    assert lib_kb.cli("verify", "--format", "xml").returncode == 2
+    result = lib_kb.cli("verify", "docs", "--ignore", "no-such-check")
+    assert result.returncode == 2
+    assert "unknown check id(s) to ignore: no-such-check" in result.stderr
+
+
+def test_help_and_list_checks(lib_kb):
+    for args, script in ((["--help"], True), (["--help"], False), (["verify", "--help"], False),
+                         (["upstreams", "fetch", "--help"], False)):
+        result = lib_kb.cli(*args, script=script)
+        assert result.returncode == 0
+        assert "usage:" in result.stdout
+    listed = lib_kb.cli("verify", "--list-checks").stdout
+    assert "range-outside-file" in listed and "warning" in listed
+
+
+def test_upstreams_fetch_clones_from_a_local_remote(kb, tmp_path):
+    from generator.gitbuild import RepoBuilder
+
+    remote = RepoBuilder.init(tmp_path / "remote")
+    pin = remote.commit({"pkg/a.py": "A = 1\n"}, "init")
+    kb.upstreams["pkg"] = {"url": str(remote.path), "pin": pin}
+    kb.write_manifest()
+    result = kb.cli("upstreams", "fetch")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"pkg: cloned, main at {pin[:12]}, pin present")
+    assert not (kb.root / "cache" / "pkg" / "pkg").exists()  # no checkout: blobs are read from git
+    kb.page("a.md", "pkg/a.py:1\n")
+    assert kb.cli("verify", "docs").returncode == 0
+    newer = remote.commit({"pkg/b.py": "B = 2\n"}, "more")
+    result = kb.cli("upstreams", "fetch", "pkg")
+    assert result.stdout.startswith(f"pkg: fetched, main at {newer[:12]}")
+    assert "pkg" in kb.cli("upstreams", "list").stdout
+    result = kb.cli("upstreams", "fetch", "ghost")
+    assert result.returncode == 2 and "unknown upstream(s): ghost" in result.stderr

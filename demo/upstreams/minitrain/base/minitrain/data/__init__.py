@@ -1,0 +1,1 @@
+"""Data utilities: sequence packing and load balancing."""

@@ -1,0 +1,5 @@
+"""Rollout data structures."""
+
+from minitrain.rollout.buffer import RolloutBuffer, Sample
+
+__all__ = ["RolloutBuffer", "Sample"]

@@ -65,7 +65,7 @@ class RefForm(enum.Enum):
     """``https://github.com/OWNER/REPO/blob/<rev>/path#L10-L20``."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CodeRef:
     """One place in an upstream that a page cites, exactly as written and where it was written."""
 
@@ -118,7 +118,7 @@ class Heading:
     anchor: str
 
 
-@dataclass
+@dataclass(slots=True)
 class Finding:
     """One problem found by a check."""
 

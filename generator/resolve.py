@@ -44,6 +44,11 @@ class PageContext:
     search_roots: tuple[str, ...] = ()
     findings: list[Finding] = field(default_factory=list)
 
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """What, besides the reference itself, decides how a reference resolves."""
+        return (self.upstream, tuple(sorted(self.pins.items())), self.search_roots)
+
 
 def page_context(page: str, meta: dict[str, Any], manifest: Manifest) -> PageContext:
     """Read ``upstream``, ``pin``, ``pins`` and ``search_roots`` from a page's frontmatter."""
@@ -126,6 +131,7 @@ class Resolver:
         self._basenames: dict[tuple[str, str], dict[str, list[str]]] = {}
         self._suffix_hits: dict[tuple[str, str, str], list[str]] = {}
         self._missing_commits: set[tuple[str, str, str]] = set()
+        self._verdicts: dict[tuple[Any, ...], ResolvedRef] = {}
 
     @property
     def blob_reads(self) -> int:
@@ -171,6 +177,22 @@ class Resolver:
     # -- resolution -----------------------------------------------------------------------
 
     def resolve(self, ref: CodeRef, context: PageContext) -> ResolvedRef:
+        # The same reference is usually cited many times (on one page and across pages with the
+        # same pins), so the verdict is computed once per context and reference, then re-located.
+        key = (
+            context.key,
+            ref.form,
+            ref.path,
+            ref.start,
+            ref.end,
+            ref.symbol,
+            ref.repo_slug,
+            ref.revision,
+            ref.is_directory,
+        )
+        cached = self._verdicts.get(key)
+        if cached is not None:
+            return self._relocate(ref, cached)
         result = ResolvedRef(ref=ref)
         if ref.form is RefForm.PERMALINK:
             self._resolve_permalink(result, context)
@@ -178,7 +200,31 @@ class Resolver:
             self._resolve_path(result, context)
         if result.upstream and result.commit and result.path is not None:
             self._check_target(result)
+        if not any(finding.check == "commit-missing" for finding in result.findings):
+            self._verdicts[key] = result
         return result
+
+    @staticmethod
+    def _relocate(ref: CodeRef, verdict: ResolvedRef) -> ResolvedRef:
+        findings = [
+            Finding(
+                f.severity,
+                f.check,
+                ref.page,
+                ref.line,
+                ref.column,
+                f.message,
+                f.suggestion,
+                ref.text,
+                f.upstream,
+                f.commit,
+                f.path,
+                f.start,
+                f.end,
+            )
+            for f in verdict.findings
+        ]
+        return ResolvedRef(ref, verdict.upstream, verdict.commit, verdict.path, findings)
 
     def _resolve_permalink(self, result: ResolvedRef, context: PageContext) -> None:
         ref = result.ref
@@ -627,22 +673,31 @@ class Resolver:
 
 
 def _last_name(symbol: str) -> str:
-    return re.split(r"\.|::", symbol)[-1]
+    return symbol.replace("::", ".").rsplit(".", 1)[-1]
 
 
-@functools.lru_cache(maxsize=4096)
-def _identifier(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
+_IDENTIFIER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _occurs_in_line(line: str, name: str) -> bool:
+    """Whether ``name`` occurs in ``line`` as a whole identifier (a plain scan: no regex)."""
+    index = line.find(name)
+    while index != -1:
+        after = index + len(name)
+        if (index == 0 or line[index - 1] not in _IDENTIFIER_CHARS) and (
+            after == len(line) or line[after] not in _IDENTIFIER_CHARS
+        ):
+            return True
+        index = line.find(name, index + 1)
+    return False
 
 
 def _occurs(lines: list[str], name: str, start: int, end: int) -> bool:
-    pattern = _identifier(name)
-    return any(pattern.search(line) for line in lines[start - 1 : end])
+    return any(_occurs_in_line(line, name) for line in lines[start - 1 : end])
 
 
 def _first_occurrence(lines: list[str], name: str) -> int:
-    pattern = _identifier(name)
-    return next(number for number, line in enumerate(lines, 1) if pattern.search(line))
+    return next(number for number, line in enumerate(lines, 1) if _occurs_in_line(line, name))
 
 
 @functools.lru_cache(maxsize=1024)

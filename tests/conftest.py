@@ -100,8 +100,9 @@ class KB:
             else [sys.executable, "-m", "generator", *args]
         )
         env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
-        return subprocess.run(command, cwd=self.root, capture_output=True, text=True, env=env,
-                              check=False)
+        return subprocess.run(
+            command, cwd=self.root, capture_output=True, text=True, env=env, check=False
+        )
 
 
 @pytest.fixture
@@ -119,8 +120,11 @@ def lib_kb(kb: KB) -> KB:
     the rest; commit 3 (branch head) adds ``lib/future.py``.
     """
     repo = kb.new_upstream("lib")
-    repo.commit({"old/name.py": "def moved():\n    return 1\n"}, "Add name.py",
-                date="2025-01-01T00:00:00+00:00")
+    repo.commit(
+        {"old/name.py": "def moved():\n    return 1\n"},
+        "Add name.py",
+        date="2025-01-01T00:00:00+00:00",
+    )
     pin = repo.commit(
         {
             "old/name.py": None,
@@ -133,10 +137,14 @@ def lib_kb(kb: KB) -> KB:
         "Rename name.py and add the library",
         date="2025-01-02T00:00:00+00:00",
     )
-    repo.commit({"lib/future.py": "def later():\n    pass\n"}, "Add future.py",
-                date="2025-01-03T00:00:00+00:00")
-    kb.add_upstream("lib", repo, pin, prefixes=["lib/", "data/"],
-                    web_url="https://github.com/acme/lib")
+    repo.commit(
+        {"lib/future.py": "def later():\n    pass\n"},
+        "Add future.py",
+        date="2025-01-03T00:00:00+00:00",
+    )
+    kb.add_upstream(
+        "lib", repo, pin, prefixes=["lib/", "data/"], web_url="https://github.com/acme/lib"
+    )
     kb.pin = pin  # type: ignore[attr-defined]
     return kb
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 from generator.gitbuild import run_git
 
 
@@ -29,8 +27,9 @@ def test_valid_refs_have_no_findings(lib_kb):
 
 
 def test_file_missing_suggests_rename_recorded_by_git(lib_kb):
-    [(check, line, column, message, suggestion)] = findings(lib_kb, "x `old/name.py:1-2`\n",
-                                                             "upstream: lib\n")
+    [(check, line, column, message, suggestion)] = findings(
+        lib_kb, "x `old/name.py:1-2`\n", "upstream: lib\n"
+    )
     assert (check, line, column) == ("file-missing", 4, 4)
     assert "'old/name.py' does not exist at lib@" in message
     assert "renamed to 'lib/renamed.py'" in message
@@ -123,7 +122,7 @@ def test_directory_cited_with_lines_is_not_a_file(lib_kb):
 
 def test_symlink_is_not_followed_or_read(kb, tmp_path):
     repo = kb.new_upstream("lib")
-    os.symlink("/etc/passwd", repo.path / "link.py")
+    (repo.path / "link.py").symlink_to("/etc/passwd")
     sha = repo.commit({"lib/a.py": "x = 1\n"}, "add a symlink")
     kb.add_upstream("lib", repo, sha, prefixes=["lib/", "link.py"])
     kb.page("p.md", "see `link.py:1` and ./link.py:1\n")

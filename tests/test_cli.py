@@ -65,8 +65,19 @@ def test_json_schema_and_list_refs(broken_kb):
         ("lib/core.py:99", "error", ["range-outside-file"]),
         ("torch/x.py:1", "warning", ["unattributed"]),
     ]
-    assert set(data["refs"][0]) == {"page", "line", "column", "text", "upstream", "commit",
-                                    "path", "start", "end", "status", "checks"}
+    assert set(data["refs"][0]) == {
+        "page",
+        "line",
+        "column",
+        "text",
+        "upstream",
+        "commit",
+        "path",
+        "start",
+        "end",
+        "status",
+        "checks",
+    }
     without = json.loads(broken_kb.cli("verify", "docs", "--format", "json").stdout)
     assert "refs" not in without
 
@@ -141,8 +152,12 @@ def test_usage_errors_exit_two(lib_kb):
 
 
 def test_help_and_list_checks(lib_kb):
-    for args, script in ((["--help"], True), (["--help"], False), (["verify", "--help"], False),
-                         (["upstreams", "fetch", "--help"], False)):
+    for args, script in (
+        (["--help"], True),
+        (["--help"], False),
+        (["verify", "--help"], False),
+        (["upstreams", "fetch", "--help"], False),
+    ):
         result = lib_kb.cli(*args, script=script)
         assert result.returncode == 0
         assert "usage:" in result.stdout

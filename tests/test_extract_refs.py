@@ -134,8 +134,9 @@ def test_permalinks_commit_branch_and_tree():
         https://github.com/owner/repo/pull/12 and https://example.com/a.py#L3
         """
     )
-    assert [(r.form, r.repo_slug, r.revision, r.path, r.start, r.end, r.is_directory)
-            for r in refs] == [
+    assert [
+        (r.form, r.repo_slug, r.revision, r.path, r.start, r.end, r.is_directory) for r in refs
+    ] == [
         (RefForm.PERMALINK, "owner/repo", sha, "pkg/a.py", 10, 20, False),
         (RefForm.PERMALINK, "owner/repo", "main", "pkg/b.py", 5, 5, False),
         (RefForm.PERMALINK, "owner/repo", sha, "pkg", None, None, True),
@@ -202,10 +203,13 @@ def test_frontmatter_is_not_searched_and_lines_count_from_file_start():
 
 def test_whole_file_ref_in_code_span_needs_a_routed_prefix():
     options = ExtractOptions(route_prefixes=("slime/",))
-    refs = refs_of("`slime/backends/actor.py` and `path/to/new.py` and `slime/x.py:3`\n",
-                   options=options)
-    assert [(r.path, r.start) for r in refs] == [("slime/backends/actor.py", None),
-                                                 ("slime/x.py", 3)]
+    refs = refs_of(
+        "`slime/backends/actor.py` and `path/to/new.py` and `slime/x.py:3`\n", options=options
+    )
+    assert [(r.path, r.start) for r in refs] == [
+        ("slime/backends/actor.py", None),
+        ("slime/x.py", 3),
+    ]
 
 
 def test_crlf_and_bom_positions():
@@ -222,7 +226,17 @@ def test_absurd_line_numbers_do_not_crash():
 
 
 _ALPHABET = st.sampled_from(
-    list("abcxyz_./-:：#L0123456789 `()（）[]|\n\t~–") + ["actor.py", "slime/", "```", "https://github.com/o/r/blob/", "\r\n", "实现", "\ufeff", "---\n"]
+    [
+        *"abcxyz_./-:：#L0123456789 `()（）[]|\n\t~–",
+        "actor.py",
+        "slime/",
+        "```",
+        "https://github.com/o/r/blob/",
+        "\r\n",
+        "实现",
+        "\ufeff",
+        "---\n",
+    ]
 )
 
 

@@ -38,7 +38,10 @@ def test_slugify_hook_matches_github_and_ignores_separator():
 def test_duplicate_headings_get_numbered_like_github():
     slugger = Slugger()
     assert [slugger.unique(t) for t in ["Notes", "Notes", "Notes", "Notes-1"]] == [
-        "notes", "notes-1", "notes-2", "notes-1-1",
+        "notes",
+        "notes-1",
+        "notes-2",
+        "notes-1-1",
     ]
 
 

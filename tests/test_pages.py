@@ -10,7 +10,7 @@ from generator.pages import parse_page, read_page, render_page, write_page
 
 FRONTMATTER = (
     "---\n"
-    "title: \"Déjà vu 中文\"   # keep this comment\n"
+    'title: "Déjà vu 中文"   # keep this comment\n'
     "zeta: 1\n"
     "status: draft\n"
     "alpha: [b, a]\n"
@@ -72,7 +72,9 @@ def test_changing_one_key_keeps_the_rest_in_order_with_comments(tmp_path):
 def test_adding_frontmatter_to_a_page_without_one(tmp_path):
     page = page_from(b"# Title\n\nBody\n", tmp_path)
     rewritten = write_page(page, {"title": "T", "kind": "review"})
-    assert (tmp_path / "p.md").read_bytes() == b"---\ntitle: T\nkind: review\n---\n# Title\n\nBody\n"
+    assert (
+        tmp_path / "p.md"
+    ).read_bytes() == b"---\ntitle: T\nkind: review\n---\n# Title\n\nBody\n"
     assert rewritten.body == "# Title\n\nBody\n"
 
 

@@ -20,9 +20,11 @@ _ATX = re.compile(
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(?P<marks>=+|-+)[ \t]*\r?$", re.M)
 _ATTR_ID = re.compile(r"[ \t]*\{:?[ \t]*[^}]*?#(?P<id>[^\s}]+)[^}]*\}[ \t]*$")
 _HTML_ID = re.compile(r"""<[A-Za-z][^>]*?\s(?:id|name)\s*=\s*["'](?P<id>[^"']+)["']""")
+# Starts with a literal '[' so the regex engine can skip ahead to candidates; a '!' just before
+# the bracket makes it an image.
 _INLINE_LINK = re.compile(
     r"""
-    (?P<bang>!?)\[(?P<label>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]
+    \[(?P<label>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]
     \(\s*(?P<target><[^>\n]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)
     (?:\s+(?:"[^"\n]*"|'[^'\n]*'|\([^)\n]*\)))?\s*\)
     """,
@@ -114,7 +116,7 @@ def extract_links(layout: MarkdownLayout, page: str) -> list[Link]:
     prose = layout.prose
     links = []
     matches = [
-        (m.start("target"), m.group("target"), m.group("bang") == "!")
+        (m.start("target"), m.group("target"), m.start() > 0 and prose[m.start() - 1] == "!")
         for m in _INLINE_LINK.finditer(prose, layout.body_start)
     ]
     matches.extend(

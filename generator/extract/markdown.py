@@ -8,9 +8,11 @@ into the decoded page text (BOM removed), convertible to a 1-based line and char
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 _NEWLINE = re.compile(r"\n")
 # A fence line: optional indentation and blockquote markers, then ``` or ~~~ (3 or more).
@@ -20,7 +22,13 @@ _FENCE_LINE = re.compile(
 _CODE_SPAN = re.compile(r"(?<!`)(?P<ticks>`+)(?!`)(?P<code>[^\n]+?)(?<!`)(?P=ticks)(?!`)")
 
 
-@dataclass(frozen=True)
+@functools.lru_cache(maxsize=256)
+def _language(info: str) -> str:
+    word = info.strip().split(maxsplit=1)
+    return word[0].strip("{}.").lower() if word else ""
+
+
+@dataclass(frozen=True, slots=True)
 class Fence:
     """A fenced code block. ``start``/``end`` cover the fence lines themselves."""
 
@@ -30,12 +38,12 @@ class Fence:
 
     @property
     def language(self) -> str:
-        word = self.info.strip().split(maxsplit=1)
-        return word[0].strip("{}.").lower() if word else ""
+        return _language(self.info)
 
 
-@dataclass(frozen=True)
-class CodeSpan:
+class CodeSpan(NamedTuple):
+    """An inline code span (a tuple: pages have thousands and they are built in bulk)."""
+
     start: int
     """Offset of the opening backtick."""
     end: int
@@ -90,9 +98,12 @@ class MarkdownLayout:
 
     @cached_property
     def code_spans(self) -> list[CodeSpan]:
+        text = self.without_code_blocks
+        if "`" not in text:
+            return []
         return [
             CodeSpan(match.start(), match.end(), match.group("code"))
-            for match in _CODE_SPAN.finditer(self.without_code_blocks)
+            for match in _CODE_SPAN.finditer(text)
         ]
 
     @cached_property
@@ -105,10 +116,20 @@ class MarkdownLayout:
             return self.code_spans[index]
         return None
 
-    def code_spans_between(self, start: int, end: int) -> list[CodeSpan]:
-        low = bisect.bisect_left(self._code_span_starts, start)
-        high = bisect.bisect_left(self._code_span_starts, end)
-        return [span for span in self.code_spans[low:high] if span.end <= end]
+    def code_spans_around(
+        self, start: int, end: int, line_start: int, line_end: int
+    ) -> tuple[CodeSpan | None, CodeSpan | None]:
+        """Nearest code spans on the line: ending before ``start``, starting after ``end``."""
+        spans = self.code_spans
+        index = bisect.bisect_left(self._code_span_starts, start)
+        previous = spans[index - 1] if index > 0 else None
+        if previous is not None and (previous.end > start or previous.start < line_start):
+            previous = None
+        following_index = bisect.bisect_left(self._code_span_starts, end)
+        following = spans[following_index] if following_index < len(spans) else None
+        if following is not None and following.end > line_end + 1:
+            following = None
+        return previous, following
 
     @cached_property
     def prose(self) -> str:
@@ -124,9 +145,12 @@ class MarkdownLayout:
         return "".join(pieces)
 
 
+_NOT_LINE_BREAK = re.compile(r"[^\r\n]+")
+
+
 def _blank(segment: str) -> str:
     """Replace every character but line breaks with a space, keeping offsets."""
-    return "".join(char if char in "\r\n" else " " for char in segment)
+    return _NOT_LINE_BREAK.sub(lambda match: " " * len(match.group()), segment)
 
 
 def scan(text: str, body_start: int = 0) -> MarkdownLayout:

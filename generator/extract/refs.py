@@ -22,12 +22,13 @@ link of a known host.
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from generator.extract.markdown import CodeSpan, MarkdownLayout
+from generator.extract.markdown import Fence, MarkdownLayout
 from generator.model import CodeRef, RefForm
 
 # Extensions recognised on a bare file name (a path with a directory may have any extension).
@@ -126,10 +127,12 @@ KNOWN_NAMES = frozenset(
 )
 
 _PATH_CHARS = r"A-Za-z0-9_.+\-"
-_REF = re.compile(
-    rf"""
-    (?<![{_PATH_CHARS}/~@\\$%])           # start of a token
-    (?P<path>(?:~?/)?(?:[{_PATH_CHARS}]+/)*[{_PATH_CHARS}]+)
+# A reference is found from its line separator outwards: the `:12` / `：12` / `#L12` part is rare
+# in prose, so scanning for it and then walking back over the path is much cheaper than trying a
+# path match at every character.
+_SEPARATOR = re.compile(r"[:：]L?\d|#L\d")
+_RANGE_AT = re.compile(
+    r"""
     (?:
         [:：]L?(?P<start>\d+)(?:C\d+)?
       | \#L(?P<hstart>\d+)(?:C\d+)?
@@ -139,6 +142,10 @@ _REF = re.compile(
     """,
     re.VERBOSE,
 )
+_PATH_BACKWARDS = re.compile(rf"[{_PATH_CHARS}/~]+")
+_PATH_SHAPE = re.compile(rf"(?:~?/)?(?:[{_PATH_CHARS}]+/)*[{_PATH_CHARS}]+")
+_TOKEN_BEFORE = frozenset("@\\$%")
+_LOOKBACK = 1024
 _URL = re.compile(r"""(?:https?://|www\.)[^\s<>"'`)\]）】，。]+""")
 _PERMALINK = re.compile(
     r"""
@@ -153,6 +160,7 @@ _EXTENSION = re.compile(r"\.([A-Za-z][A-Za-z0-9+]*)$")
 _SYMBOL = re.compile(
     r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)(?:\([^()]*\))?$"
 )
+_NUMERIC = re.compile(r"[\d.]+")
 _COMMENT_MARKERS = ("#", "//", "--", "%%", "/*")
 _MAX_SYMBOL_GAP = 12
 _GAP_STOPPERS = frozenset(".。;；!?！？")
@@ -200,27 +208,42 @@ def extract_refs(
         pieces.append(body[cursor:])
         body = "".join(pieces)
 
-    for match in _REF.finditer(body, layout.body_start):
-        path = match.group("path")
-        if not _looks_like_file(path) or not _searchable(layout, match.start()):
+    for separator in _SEPARATOR.finditer(body, layout.body_start):
+        position = separator.start()
+        window = body[max(layout.body_start, position - _LOOKBACK) : position]
+        backwards = _PATH_BACKWARDS.match(window[::-1])
+        if backwards is None:
+            continue
+        path = backwards.group()[::-1]
+        begin = position - len(path)
+        if begin > 0 and body[begin - 1] in _TOKEN_BEFORE:
+            continue
+        form = _path_form(path)
+        if form is None:
+            continue
+        match = _RANGE_AT.match(body, position)
+        if match is None:
+            continue
+        fence = layout.fence_at(begin)
+        if fence is not None and not _searchable_in(layout, fence, begin):
             continue
         start_text = match.group("start") or match.group("hstart")
         end_text = match.group("end")
         start = _line_number(start_text)
         end = _line_number(end_text) if end_text else start
-        line, column = layout.position(match.start())
+        line, column = layout.position(begin)
         refs.append(
             CodeRef(
                 page=page,
                 line=line,
                 column=column,
-                text=match.group(),
-                form=_form_of(path),
+                text=body[begin : match.end()],
+                form=form,
                 path=path,
                 start=start,
                 end=end,
-                symbol=_symbol_near(layout, match.start(), match.end()),
-                in_code_block=layout.fence_at(match.start()) is not None,
+                symbol=_symbol_near(layout, begin, match.end()),
+                in_code_block=fence is not None,
             )
         )
 
@@ -254,17 +277,27 @@ def _looks_like_file(path: str) -> bool:
     if "/" not in path:
         return bool(extension) and extension.group(1).lower() in KNOWN_EXTENSIONS
     if extension and not basename.startswith("."):
-        return not re.fullmatch(r"[\d.]+", basename[: extension.start()] or "0")
+        return not _NUMERIC.fullmatch(basename[: extension.start()] or "0")
     # A directory path without an extension is a file reference only when written explicitly
     # as a path: /abs, ./rel, ../rel, ~/home.
     return path.startswith(("/", "./", "../", "~/"))
 
 
+@functools.lru_cache(maxsize=65536)
+def _path_form(path: str) -> RefForm | None:
+    """How a path was written, or None if it is not a file path at all (cached: paths repeat)."""
+    if not _PATH_SHAPE.fullmatch(path) or not _looks_like_file(path):
+        return None
+    return _form_of(path)
+
+
 def _searchable(layout: MarkdownLayout, offset: int) -> bool:
     """Whether a reference at ``offset`` counts: outside code blocks, or in a comment in one."""
     fence = layout.fence_at(offset)
-    if fence is None:
-        return True
+    return fence is None or _searchable_in(layout, fence, offset)
+
+
+def _searchable_in(layout: MarkdownLayout, fence: Fence, offset: int) -> bool:
     if fence.language == "mermaid":
         return True
     line_start, _ = layout.line_bounds(offset)
@@ -322,7 +355,7 @@ def _whole_file_refs(
         code = span.code.strip()
         if not code.startswith(prefixes) or not _looks_like_file(code):
             continue
-        if not re.fullmatch(rf"[{_PATH_CHARS}/]+", code):
+        if not _PATH_SHAPE.fullmatch(code.rstrip("/")):
             continue
         ticks = (span.end - span.start - len(span.code)) // 2
         offset = span.start + ticks + span.code.index(code)
@@ -350,6 +383,8 @@ def _symbol_near(layout: MarkdownLayout, start: int, end: int) -> str | None:
     ``| `sleep()` | `actor.py:276` |`` and ``actor.py:276 (`sleep`)``.
     """
     line_start, line_end = layout.line_bounds(start)
+    if "`" not in layout.text[line_start:line_end]:
+        return None  # no code span on the line, so no symbol
     own = layout.code_span_at(start)
     if own is not None and own.code.strip() != layout.text[start:end]:
         own_symbol = _symbol_in(own.code.replace(layout.text[start:end], " "))
@@ -357,14 +392,7 @@ def _symbol_near(layout: MarkdownLayout, start: int, end: int) -> str | None:
             return own_symbol
     before_edge = own.start if own is not None else start
     after_edge = own.end if own is not None else end
-    spans = layout.code_spans_between(line_start, line_end + 1)
-    previous: CodeSpan | None = None
-    following: CodeSpan | None = None
-    for span in spans:
-        if span.end <= before_edge:
-            previous = span
-        elif span.start >= after_edge and following is None:
-            following = span
+    previous, following = layout.code_spans_around(before_edge, after_edge, line_start, line_end)
     if previous is not None:
         gap = layout.text[previous.end : before_edge]
         if len(gap) <= _MAX_SYMBOL_GAP and not _GAP_STOPPERS.intersection(gap):
@@ -378,6 +406,7 @@ def _symbol_near(layout: MarkdownLayout, start: int, end: int) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=65536)
 def _symbol_in(code: str) -> str | None:
     code = code.strip()
     for prefix in ("def ", "class ", "async def "):
@@ -386,7 +415,7 @@ def _symbol_in(code: str) -> str | None:
     if match is None:
         return None
     name = match.group("name")
-    last = re.split(r"\.|::", name)[-1]
+    last = name.replace("::", ".").rsplit(".", 1)[-1]
     if last in _NOT_SYMBOLS or last.lower() in KNOWN_EXTENSIONS:
         return None  # `actor.py` is a file name, not a symbol
     return name

@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Benchmark the verifier on a generated corpus and print its figures.
+
+    python scripts/bench_verify.py [--pages 2000] [--refs-per-page 25] [--files 500]
+
+Builds, in a temporary directory, an upstream of FILES Python files (one commit) and PAGES pages
+with REFS-PER-PAGE references each (full paths with ranges, symbols next to refs, bare names,
+comments in fenced code, pinned permalinks; about 2% broken), then reports:
+
+* the verifier, run as a user runs it (``python -m generator verify``, a fresh process):
+  wall time, peak memory (max RSS), refs/s;
+* the naive method, one ``git show PIN:PATH`` per reference, timed on a sample and extrapolated;
+* the floor: reading every page and every distinct blob once (one ``git cat-file --batch``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from generator.gitbuild import RepoBuilder  # noqa: E402
+
+
+def make_source(index: int, rng: random.Random) -> tuple[str, list[tuple[str, int, int]]]:
+    """A Python file and its functions as (name, first line, last line)."""
+    lines = [f'"""Generated module {index}."""', "", "import os", ""]
+    functions = []
+    for number in range(rng.randint(8, 16)):
+        name = f"func_{index}_{number}"
+        body = rng.randint(6, 30)
+        lines.append("")
+        start = len(lines) + 1
+        lines.append(f"def {name}(value, scale=1):")
+        lines.append(f'    """Compute step {number} of module {index}."""')
+        for step in range(body):
+            lines.append(f"    value = value * scale + {step}  # step {step}")
+        lines.append("    return value")
+        functions.append((name, start, len(lines)))
+    return "\n".join(lines) + "\n", functions
+
+
+def build_corpus(root: Path, pages: int, refs_per_page: int, files: int, seed: int = 7) -> dict:
+    rng = random.Random(seed)
+    repo = RepoBuilder.init(root / "cache" / "big")
+    sources: dict[str, str] = {}
+    index: list[tuple[str, list[tuple[str, int, int]], int]] = []
+    for number in range(files):
+        path = f"big/pkg{number % 20}/module_{number}.py"
+        text, functions = make_source(number, rng)
+        sources[path] = text
+        index.append((path, functions, text.count("\n")))
+    pin = repo.commit(sources, "Generated upstream", date="2025-01-01T00:00:00+00:00")
+    (root / "upstreams.yaml").write_text(
+        f"cache_dir: cache\nupstreams:\n  big:\n    url: {repo.path}\n    pin: {pin}\n"
+        "    web_url: https://github.com/bench/big\n",
+        "utf-8",
+    )
+    docs = root / "docs"
+    broken = 0
+    total = 0
+    for page_number in range(pages):
+        out = [
+            f"---\ntitle: Page {page_number}\nupstream: big\n---\n",
+            f"# Page {page_number}\n",
+            "## Overview\n",
+        ]
+        for ref_number in range(refs_per_page):
+            path, functions, length = rng.choice(index)
+            name, start, end = rng.choice(functions)
+            style = ref_number % 5
+            if rng.random() < 0.02:
+                start, end = length + 5, length + 9  # a broken range
+                broken += 1
+            if style == 0:
+                out.append(f"- `{name}()` 实现（{path}:{start}-{end}）\n")
+            elif style == 1:
+                out.append(f"The loop lives at `{path}:{start + 1}-{end}`, see below.\n")
+            elif style == 2:
+                out.append(f"```python\n# {path}:{start}-{end}\ndef {name}(value):\n    ...\n```\n")
+            elif style == 3:
+                bare = path.rsplit("/", 1)[-1]
+                out.append(f"| `{name}()` | `{bare}:{start}` | purpose |\n")
+            else:
+                out.append(
+                    f"[{name}](https://github.com/bench/big/blob/{pin}/{path}#L{start}-L{end})\n"
+                )
+            total += 1
+        out.append(
+            f"\n[next](page_{(page_number + 1) % pages}.md#page-{(page_number + 1) % pages})\n"
+        )
+        page = docs / f"part{page_number % 10}" / f"page_{page_number}.md"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text("".join(out), "utf-8")
+    # Links point within the same directory only when the next page is there too; keep all valid
+    # by linking to a sibling that exists.
+    for page in docs.rglob("*.md"):
+        siblings = sorted(page.parent.glob("*.md"))
+        target = siblings[0]
+        text = page.read_text("utf-8")
+        head, _, _ = text.rpartition("\n[next](")
+        page.write_text(f"{head}\n[next]({target.name}#{target.stem.replace('_', '-')})\n", "utf-8")
+    return {"pin": pin, "refs": total, "broken": broken, "index": index, "repo": repo.path}
+
+
+def run_verifier(root: Path) -> tuple[float, int, dict]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-m", "generator", "verify", "docs", "--format", "json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    elapsed = time.perf_counter() - started
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if result.returncode not in (0, 1):
+        raise SystemExit(f"verifier failed: {result.stderr}")
+    return elapsed, max(peak_kib, before), json.loads(result.stdout)
+
+
+def naive(corpus: dict, sample: int) -> float:
+    """Seconds per reference for one `git show` per reference (the naive method)."""
+    rng = random.Random(3)
+    started = time.perf_counter()
+    for _ in range(sample):
+        path, functions, _ = rng.choice(corpus["index"])
+        _, start, end = rng.choice(functions)
+        blob = subprocess.run(
+            ["git", "show", f"{corpus['pin']}:{path}"],
+            cwd=corpus["repo"],
+            capture_output=True,
+            check=True,
+        ).stdout
+        assert blob.count(b"\n") >= end >= start
+    return (time.perf_counter() - started) / sample
+
+
+def floor(root: Path, corpus: dict) -> float:
+    """Seconds to read every page and every distinct blob once."""
+    started = time.perf_counter()
+    for page in (root / "docs").rglob("*.md"):
+        page.read_bytes().decode("utf-8")
+    process = subprocess.Popen(
+        ["git", "cat-file", "--batch"],
+        cwd=corpus["repo"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert process.stdin and process.stdout
+    for path, _, _ in corpus["index"]:
+        process.stdin.write(f"{corpus['pin']}:{path}\n".encode())
+        process.stdin.flush()
+        header = process.stdout.readline().split()
+        process.stdout.read(int(header[2]) + 1)
+    process.stdin.close()
+    process.wait()
+    return time.perf_counter() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pages", type=int, default=2000)
+    parser.add_argument("--refs-per-page", type=int, default=25)
+    parser.add_argument("--files", type=int, default=500)
+    parser.add_argument("--naive-sample", type=int, default=300)
+    parser.add_argument("--runs", type=int, default=3, help="verifier runs; the best is reported")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-verify-") as directory:
+        root = Path(directory)
+        started = time.perf_counter()
+        corpus = build_corpus(root, args.pages, args.refs_per_page, args.files)
+        print(
+            f"corpus: {args.pages} pages, {corpus['refs']} refs ({corpus['broken']} broken) over "
+            f"{args.files} files, built in {time.perf_counter() - started:.1f} s"
+        )
+        runs = [run_verifier(root) for _ in range(args.runs)]
+        elapsed = min(run[0] for run in runs)
+        peak_mib = max(run[1] for run in runs) / 1024
+        report = runs[0][2]
+        found = report["summary"]["refs"]
+        errors = report["summary"]["errors"]
+        print(
+            f"verifier:  {elapsed:.2f} s wall (best of {args.runs}, whole process), "
+            f"peak RSS {peak_mib:.0f} MiB, {found / elapsed:,.0f} refs/s; "
+            f"{found} refs found, {errors} errors (expected {corpus['broken']})"
+        )
+        per_ref = naive(corpus, args.naive_sample)
+        naive_total = per_ref * corpus["refs"]
+        print(
+            f"naive:     {per_ref * 1000:.2f} ms per ref (git show, {args.naive_sample} sampled) "
+            f"-> {naive_total:.0f} s extrapolated; verifier is {naive_total / elapsed:.0f}x faster"
+        )
+        floor_seconds = floor(root, corpus)
+        print(
+            f"floor:     {floor_seconds:.2f} s to read every page and distinct blob once; "
+            f"verifier is {elapsed / floor_seconds:.1f}x the floor"
+        )
+        ok = found == corpus["refs"] and errors == corpus["broken"]
+        met = {
+            "< 2 s": elapsed < 2,
+            "< 300 MiB": peak_mib < 300,
+            ">= 50x naive": naive_total / elapsed >= 50,
+            "<= 3x floor": elapsed / floor_seconds <= 3,
+        }
+        verdicts = ", ".join(
+            f"{target} {'met' if ok_ else 'NOT met'}" for target, ok_ in met.items()
+        )
+        print(f"targets:   {verdicts}")
+        print(f"findings:  {'match' if ok else 'DO NOT match'} the generated corpus")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

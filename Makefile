@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DOCS ?= docs
+export NO_MKDOCS_2_WARNING := 1
 
 .DEFAULT_GOAL := help
 .PHONY: help setup demo demo-upstreams upstreams verify site serve test lint format bench clean

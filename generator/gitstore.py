@@ -61,6 +61,49 @@ class BlobText:
     def line_count(self) -> int:
         return len(self.lines)
 
+    @cached_property
+    def code_lines(self) -> list[str]:
+        """The lines with Python comments and triple-quoted text (docstrings) blanked.
+
+        Used to tell a symbol that appears in code from one merely mentioned in prose. A line
+        scanner that knows strings, not a full tokenizer.
+        """
+        code = []
+        closing: str | None = None  # the triple quote that ends the current docstring
+        for line in self.lines:
+            if closing is None and not _NEEDS_SCAN.search(line):
+                code.append(line)
+                continue
+            kept = []
+            position = 0
+            while position < len(line):
+                if closing is not None:
+                    end = line.find(closing, position)
+                    if end == -1:
+                        position = len(line)
+                        break
+                    position, closing = end + 3, None
+                    continue
+                lexeme = _PY_LEXEME.search(line, position)
+                if lexeme is None:
+                    kept.append(line[position:])
+                    break
+                kept.append(line[position : lexeme.start()])
+                token = lexeme.group()
+                if token == "#":
+                    break
+                if token in ('"""', "'''"):
+                    closing = token
+                else:
+                    kept.append(token)  # an ordinary string stays: getattr(x, "name")
+                position = lexeme.end()
+            code.append("".join(kept))
+        return code
+
+
+_NEEDS_SCAN = re.compile("[#\"']")
+_PY_LEXEME = re.compile(r'''"""|\'\'\'|"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|#''')
+
 
 class GitStore:
     """One clone: commits, trees and blobs, each looked up once and cached."""

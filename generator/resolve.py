@@ -322,9 +322,11 @@ class Resolver:
             )
             return
         if context.upstream and ref.form is RefForm.PATH:
-            # The page says which upstream its references default to: the path is missing there.
-            self._attribute(result, self.manifest.upstreams[context.upstream], context, path)
-            return
+            own = self.manifest.upstreams[context.upstream]
+            if self._belongs_to(own, context, path):
+                # The page's upstream has (or had) this part of the tree: the file is missing there.
+                self._attribute(result, own, context, path)
+                return
         if ref.form is RefForm.BARE:
             searched = self._searched_upstreams(context)
             where = ", ".join(f"{u.name}@{self.commit_for(u, context)[:7]}" for u in searched)
@@ -411,6 +413,13 @@ class Resolver:
                 )
             return
         result.upstream, result.commit, result.path = upstream.name, commit, path
+
+    def _belongs_to(self, upstream: Upstream, context: PageContext, path: str) -> bool:
+        """Whether ``path`` lies in a top-level directory of the upstream, or once existed there."""
+        commit = self.commit_for(upstream, context)
+        store = self.store(upstream)
+        top = path.split("/", 1)[0] + "/"
+        return top in store.directories(commit) or store.renamed_to(path, commit) is not None
 
     def _route(self, path: str) -> Upstream | None:
         for prefix, upstream in self._prefixes:
@@ -611,7 +620,10 @@ class Resolver:
         ref = result.ref
         assert ref.symbol and ref.start is not None and ref.end is not None
         name = _last_name(ref.symbol)
-        if _occurs(blob.lines, name, ref.start, ref.end):
+        # In Python, a name in a comment or docstring does not count: `wake_up`'s docstring
+        # mentioning `sleep` does not make lines of `wake_up` a reference to `sleep()`.
+        lines = blob.code_lines if path.endswith((".py", ".pyi")) else blob.lines
+        if _occurs(lines, name, ref.start, ref.end):
             return
         where = self._symbol_suggestion(ref, blob, path)
         if where:

@@ -228,3 +228,21 @@ def test_ignore_option_drops_a_check(lib_kb):
     lib_kb.page("p.md", "`torch/x.py:1` lib/core.py:99\n")
     report = lib_kb.verify(ignore=["unattributed"])
     assert [f.check for f in report.findings] == ["range-outside-file"]
+
+
+def test_symbol_in_a_comment_or_docstring_does_not_count(kb):
+    repo = kb.new_upstream("lib")
+    sha = repo.commit(
+        {
+            "lib/a.py": 'def sleep():\n    pass\n\n\ndef wake():\n    """Undo sleep."""\n'
+            "    # after sleep\n    return 1\n",
+            "lib/notes.txt": "sleep well\n",
+        },
+        "init",
+    )
+    kb.add_upstream("lib", repo, sha)
+    kb.page("p.md", "`sleep()` (lib/a.py:5-8) and `sleep` (lib/notes.txt:1)\n")
+    report = kb.verify()
+    assert [(f.check, f.suggestion) for f in report.findings] == [
+        ("symbol-not-in-range", "it is defined at lib/a.py:1-2")
+    ]

@@ -113,8 +113,15 @@ def test_symbol_named_next_to_ref():
     # Too far away, or across a sentence: not associated.
     assert one("`sleep()` is described later in this section. See actor.py:276\n").symbol is None
     assert one("`sleep()`. Then actor.py:276\n").symbol is None
-    # A file name in backticks is not a symbol.
+    # A file name in backticks is not a symbol, nor is a complexity.
     assert one("`actor.py` (actor.py:276)\n").symbol is None
+    assert one("in `O(log P)` (data/packing.py:59-65)\n").symbol is None
+
+
+def test_table_cell_names_a_symbol_only_when_it_holds_just_the_code_span():
+    assert one("| `pack()` | `data/packing.py:48` |\n").symbol == "pack"
+    assert one("| `pack()` 少一个边界 | data/packing.py:45 |\n").symbol is None
+    assert one("| see `pack()` | data/packing.py:45 |\n").symbol is None
 
 
 def test_absolute_local_path():

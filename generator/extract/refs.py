@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from generator.extract.markdown import Fence, MarkdownLayout
+from generator.extract.markdown import CodeSpan, Fence, MarkdownLayout
 from generator.model import CodeRef, RefForm
 
 # Extensions recognised on a bare file name (a path with a directory may have any extension).
@@ -395,6 +395,10 @@ def _symbol_near(layout: MarkdownLayout, start: int, end: int) -> str | None:
     previous, following = layout.code_spans_around(before_edge, after_edge, line_start, line_end)
     if previous is not None:
         gap = layout.text[previous.end : before_edge]
+        # Across a table cell boundary, only a cell holding nothing but the code span names a
+        # symbol: `| `f()` | `x.py:3` |` does, `| `f()` drops a byte | x.py:3 |` does not.
+        if "|" in gap and (gap.strip() != "|" or _cell_text_before(layout, previous).strip()):
+            gap = "."
         if len(gap) <= _MAX_SYMBOL_GAP and not _GAP_STOPPERS.intersection(gap):
             symbol = _symbol_in(previous.code)
             if symbol:
@@ -404,6 +408,13 @@ def _symbol_near(layout: MarkdownLayout, start: int, end: int) -> str | None:
         if gap in ("(", "（", "- (", ": ", ":"):
             return _symbol_in(following.code)
     return None
+
+
+def _cell_text_before(layout: MarkdownLayout, span: CodeSpan) -> str:
+    """Text between the cell's opening '|' and the code span."""
+    line_start, _ = layout.line_bounds(span.start)
+    before = layout.text[line_start : span.start]
+    return before.rsplit("|", 1)[-1] if "|" in before else before
 
 
 @functools.lru_cache(maxsize=65536)
@@ -416,6 +427,6 @@ def _symbol_in(code: str) -> str | None:
         return None
     name = match.group("name")
     last = name.replace("::", ".").rsplit(".", 1)[-1]
-    if last in _NOT_SYMBOLS or last.lower() in KNOWN_EXTENSIONS:
-        return None  # `actor.py` is a file name, not a symbol
+    if last in _NOT_SYMBOLS or last.lower() in KNOWN_EXTENSIONS or len(name) == 1:
+        return None  # `actor.py` is a file name and `O(log P)` a complexity, not symbols
     return name

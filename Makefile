@@ -7,7 +7,7 @@ DOCS ?= docs
 export NO_MKDOCS_2_WARNING := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help setup demo demo-upstreams upstreams verify site serve test lint format bench clean
+.PHONY: help setup demo demo-upstreams sync-upstream upstreams verify site serve test lint format bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -22,6 +22,9 @@ setup: $(STAMP)  ## create .venv and install the project with pinned dependencie
 demo-upstreams: $(STAMP)  ## build the demo upstreams (fixed SHAs) and clone them into the cache
 	$(BIN)/python -m generator demo build
 	$(BIN)/python -m generator upstreams fetch
+
+sync-upstream: $(STAMP)  ## move every pin to its branch head and re-anchor the references
+	$(BIN)/python -m generator sync $(SYNC_ARGS)
 
 upstreams: $(STAMP)  ## clone or fetch every upstream in upstreams.yaml
 	$(BIN)/python -m generator upstreams fetch

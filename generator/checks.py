@@ -47,6 +47,15 @@ CHECKS: dict[str, Check] = {
         Check("link-missing", _E, "a relative link points at a file that does not exist"),
         Check("anchor-missing", _E, "a #fragment names no heading or anchor of the target page"),
         Check("link-outside-docs", _W, "a relative link leaves the docs directory (not published)"),
+        Check(
+            "ref-needs-review",
+            _W,
+            "sync held this reference at an older commit: its code "
+            "changed, was deleted or became ambiguous",
+        ),
+        Check(
+            "held-ref-unmatched", _W, "a held_refs entry names a reference no longer on the page"
+        ),
         Check("frontmatter-invalid", _E, "the frontmatter is not a valid YAML mapping"),
         Check("page-encoding", _E, "the page is not valid UTF-8"),
     ]

@@ -138,6 +138,46 @@ def build_parser() -> argparse.ArgumentParser:
     listing = upstream_commands.add_parser("list", help="show each upstream, its pin and its clone")
     listing.add_argument("--manifest", type=Path, metavar="FILE")
 
+    sync = commands.add_parser(
+        "sync",
+        help="move upstream pins and re-anchor every reference (make sync-upstream)",
+        description="Fetch each upstream, move its pin to the tracked branch head (or --to REV), "
+        "rewrite every reference whose code moved unchanged, and hold the others at the old "
+        "commit for review. Writes a drift report (Markdown and JSON).",
+    )
+    sync.add_argument(
+        "names", nargs="*", metavar="UPSTREAM", help="upstreams to sync (default: all)"
+    )
+    sync.add_argument(
+        "--to",
+        metavar="REV",
+        help="target revision (one upstream only; default: the tracked branch's head)",
+    )
+    sync.add_argument(
+        "--dry-run", action="store_true", help="write nothing; print what would change"
+    )
+    sync.add_argument(
+        "--force",
+        action="store_true",
+        help="run even if docs/ or the manifest have uncommitted changes",
+    )
+    sync.add_argument(
+        "--include-pinned-pages",
+        action="store_true",
+        help="also move pages that carry their own pin (e.g. PR deep dives)",
+    )
+    sync.add_argument(
+        "--no-fetch", action="store_true", help="do not fetch; use the clone as it is"
+    )
+    sync.add_argument(
+        "--report-dir",
+        type=Path,
+        default=Path(".cache/reports"),
+        metavar="DIR",
+        help="where drift reports go (default: .cache/reports)",
+    )
+    sync.add_argument("--manifest", type=Path, metavar="FILE")
+
     demo = commands.add_parser("demo", help="build the embedded demo upstreams")
     demo_commands = demo.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     demo_commands.required = True
@@ -251,6 +291,106 @@ def _run_upstreams(args: argparse.Namespace) -> int:
     return status
 
 
+def _run_sync(args: argparse.Namespace) -> int:
+    from generator import sync
+    from generator.manifest import load_manifest
+    from generator.resolve import Resolver
+    from generator.upstreams import fetch_upstream
+
+    manifest = _manifest(args.manifest)
+    names = args.names or list(manifest.upstreams)
+    unknown = [name for name in names if name not in manifest.upstreams]
+    if unknown:
+        raise ConfigError(
+            f"unknown upstream(s): {', '.join(unknown)}",
+            hint="known: " + ", ".join(sorted(manifest.upstreams)),
+        )
+    if args.to and len(names) != 1:
+        raise ConfigError("--to needs exactly one upstream name")
+    if not args.force and not args.dry_run:
+        dirty = sync.dirty_paths(manifest.root, [manifest.root / "docs", manifest.path])
+        if dirty:
+            raise ConfigError(
+                "uncommitted changes in "
+                + ", ".join(dirty[:5])
+                + (" ..." if len(dirty) > 5 else ""),
+                hint="commit or stash them first (sync rewrites pages), or pass --force",
+            )
+    progress = _ProgressLine()
+    status = EXIT_OK
+    try:
+        for name in names:
+            upstream = manifest.upstreams[name]
+            if not args.no_fetch:
+                fetch_upstream(manifest, upstream, notify=progress.show)
+            resolver = Resolver(manifest)
+            try:
+                store = resolver.store(upstream)
+                revision = args.to or upstream.branch
+                target = store.resolve(revision)
+            finally:
+                resolver.close()
+            if target is None:
+                raise ConfigError(
+                    f"'{revision}' is not a commit of '{name}'",
+                    hint=f"check the name, or fetch: python -m generator upstreams fetch {name}",
+                )
+            plan = sync.plan_sync(
+                manifest,
+                name,
+                target,
+                include_pinned_pages=args.include_pinned_pages,
+                notify=progress.show,
+            )
+            progress.done()
+            _print_sync_summary(plan, args.dry_run)
+            if args.dry_run:
+                for drift in plan.drifts:
+                    if drift.new_text:
+                        print(
+                            f"  {drift.page}:{drift.line}:{drift.column}: {drift.text} -> "
+                            f"{drift.new_text}"
+                        )
+                    elif drift.drift.status.value not in ("unchanged", "moved"):
+                        print(
+                            f"  {drift.page}:{drift.line}:{drift.column}: {drift.text}: "
+                            f"{drift.drift.status} ({drift.drift.reason})"
+                        )
+                continue
+            result = sync.apply_sync(plan, manifest, notify=progress.show)
+            progress.done()
+            reports = sync.write_reports(plan, args.report_dir)
+            print(
+                f"  wrote {len(result.pages_written)} pages; pin "
+                f"{'moved to ' + target[:12] if result.pin_moved else 'already at ' + target[:12]}"
+            )
+            print(f"  drift report: {reports[0]} (JSON: {reports[1]})")
+            manifest = load_manifest(manifest.path)
+    finally:
+        progress.done()
+    return status
+
+
+def _print_sync_summary(plan, dry_run: bool) -> None:  # type: ignore[no-untyped-def]
+    counts = plan.counts()
+    parts = ", ".join(
+        f"{counts[key]} {key}"
+        for key in ("unchanged", "moved", "changed", "deleted", "ambiguous", "was-broken")
+        if counts[key]
+    )
+    verb = "would re-anchor" if dry_run else "re-anchored"
+    print(
+        f"{plan.upstream.name}: {plan.old[:7]} -> {plan.target[:7]}: {verb} "
+        f"{len(plan.drifts)} references on {len(plan.pages)} pages"
+        + (f" ({parts})" if parts else "")
+    )
+    if plan.skipped_pinned:
+        print(
+            f"  left {len(plan.skipped_pinned)} pages with their own pin alone "
+            "(--include-pinned-pages moves them)"
+        )
+
+
 def _run_demo(args: argparse.Namespace) -> int:
     from generator.demo import build_all
 
@@ -279,7 +419,12 @@ def main_verify(argv: Sequence[str] | None = None, prog: str = "verify_code_refs
 def _dispatch(args: argparse.Namespace) -> int:
     level = logging.WARNING - 10 * min(getattr(args, "verbose", 0), 2)
     logging.basicConfig(level=level, format="%(levelname)s: %(message)s")
-    handlers = {"verify": _run_verify, "upstreams": _run_upstreams, "demo": _run_demo}
+    handlers = {
+        "verify": _run_verify,
+        "upstreams": _run_upstreams,
+        "demo": _run_demo,
+        "sync": _run_sync,
+    }
     try:
         return handlers[args.command](args)
     except ConfigError as error:

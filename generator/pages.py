@@ -164,22 +164,26 @@ def _split_frontmatter(page: Page) -> None:
     page.meta = data
 
 
-def render_page(page: Page, meta: dict[str, Any] | None = None) -> bytes:
-    """The page's bytes, with ``meta`` as its frontmatter when given.
+def render_page(page: Page, meta: dict[str, Any] | None = None, body: str | None = None) -> bytes:
+    """The page's bytes, with ``meta`` as its frontmatter and ``body`` as its body when given.
 
-    Unchanged metadata gives back the original bytes exactly. Changed metadata keeps the keys
-    it does not touch in their order, with their comments and quoting.
+    Unchanged metadata and body give back the original bytes exactly. Changed metadata keeps the
+    keys it does not touch in their order, with their comments and quoting.
     """
     if page.text is None:
-        if meta is not None:
+        if meta is not None or body is not None:
             raise ValueError(f"{page.display}: cannot rewrite a page that is not valid UTF-8")
         return page.raw
-    if meta is None or meta == page.meta:
+    original_body = page.body if page.frontmatter is not None else page.text
+    if (meta is None or meta == page.meta) and (body is None or body == original_body):
         return page.raw
-    frontmatter = _render_frontmatter(page.frontmatter or "", meta, page.newline)
+    body = original_body if body is None else body
     prefix = _BOM if page.bom else ""
+    if meta is None or meta == page.meta:
+        head = page.text[: page.body_start] if page.frontmatter is not None else ""
+        return (prefix + head + body).encode("utf-8")
+    frontmatter = _render_frontmatter(page.frontmatter or "", meta, page.newline)
     nl = page.newline
-    body = page.body if page.frontmatter is not None else page.text
     return (prefix + "---" + nl + frontmatter + "---" + nl + body).encode("utf-8")
 
 

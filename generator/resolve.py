@@ -34,6 +34,18 @@ _HEX = re.compile(r"^[0-9a-f]{7,40}$")
 _MAX_LISTED = 8
 
 
+@dataclass(frozen=True)
+class HeldRef:
+    """A reference a sync left anchored at an older commit, for a person to review."""
+
+    upstream: str
+    commit: str
+    text: str
+    occurrence: int
+    status: str
+    candidate: str | None = None
+
+
 @dataclass
 class PageContext:
     """What a page's frontmatter says about where its references point."""
@@ -43,11 +55,19 @@ class PageContext:
     pins: dict[str, str] = field(default_factory=dict)
     search_roots: tuple[str, ...] = ()
     findings: list[Finding] = field(default_factory=list)
+    held: dict[tuple[str, int], HeldRef] = field(default_factory=dict)
+    """References a sync could not move, by (text, occurrence on the page)."""
 
     @property
     def key(self) -> tuple[Any, ...]:
         """What, besides the reference itself, decides how a reference resolves."""
         return (self.upstream, tuple(sorted(self.pins.items())), self.search_roots)
+
+    def held_at(self, held: HeldRef) -> PageContext:
+        """This context with the held reference's upstream pinned where the reference was held."""
+        return PageContext(
+            self.page, self.upstream, {**self.pins, held.upstream: held.commit}, self.search_roots
+        )
 
 
 def page_context(page: str, meta: dict[str, Any], manifest: Manifest) -> PageContext:
@@ -69,6 +89,13 @@ def page_context(page: str, meta: dict[str, Any], manifest: Manifest) -> PageCon
         else:
             context.upstream = upstream
     pins: dict[str, Any] = {}
+    anchored = meta.get("anchored_at")
+    if anchored is not None:
+        # Written by sync: the commit the page's line numbers refer to, below its own pins.
+        if isinstance(anchored, dict):
+            pins.update(anchored)
+        else:
+            problem("pin-invalid", "frontmatter 'anchored_at' must map upstream names to SHAs")
     if meta.get("pin") is not None:
         if context.upstream is None and upstream is None:
             problem(
@@ -99,6 +126,7 @@ def page_context(page: str, meta: dict[str, Any], manifest: Manifest) -> PageCon
             )
         else:
             context.pins[name] = sha
+    _read_held_refs(meta.get("held_refs"), context, manifest, problem)
     roots = meta.get("search_roots")
     if isinstance(roots, str):
         roots = [roots]
@@ -107,6 +135,35 @@ def page_context(page: str, meta: dict[str, Any], manifest: Manifest) -> PageCon
             str(root).removeprefix("./").rstrip("/") + "/" for root in roots if root
         )
     return context
+
+
+def _read_held_refs(held: Any, context: PageContext, manifest: Manifest, problem: Any) -> None:
+    if held is None:
+        return
+    if not isinstance(held, list):
+        problem("pin-invalid", "frontmatter 'held_refs' must be a list")
+        return
+    for entry in held:
+        if not isinstance(entry, dict) or not {"upstream", "commit", "ref"} <= set(entry):
+            problem("pin-invalid", f"held_refs entry {entry!r} needs upstream, commit and ref")
+            continue
+        commit = str(entry["commit"])
+        if entry["upstream"] not in manifest.upstreams or not _FULL_SHA.match(commit):
+            problem(
+                "pin-invalid",
+                f"held_refs entry for '{entry['ref']}' names an unknown "
+                "upstream or a malformed commit",
+            )
+            continue
+        occurrence = int(entry.get("occurrence", 1))
+        context.held[(str(entry["ref"]), occurrence)] = HeldRef(
+            entry["upstream"],
+            commit,
+            str(entry["ref"]),
+            occurrence,
+            str(entry.get("status", "changed")),
+            entry.get("candidate"),
+        )
 
 
 class Resolver:
@@ -202,6 +259,7 @@ class Resolver:
             self._check_target(result)
         if not any(finding.check == "commit-missing" for finding in result.findings):
             self._verdicts[key] = result
+            return self._relocate(ref, result)  # callers may add to it; the cache stays clean
         return result
 
     @staticmethod
@@ -625,6 +683,9 @@ class Resolver:
         lines = blob.code_lines if path.endswith((".py", ".pyi")) else blob.lines
         if _occurs(lines, name, ref.start, ref.end):
             return
+        spans = definitions(tuple(blob.lines), name)
+        if any(first <= ref.start and ref.end <= last for first, last in spans):
+            return  # the range is inside the symbol's body: "the loop in `beta()` (x.py:10)"
         where = self._symbol_suggestion(ref, blob, path)
         if where:
             self._add(

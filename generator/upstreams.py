@@ -87,7 +87,10 @@ def fetch_upstream(
     try:
         if (clone_dir / ".git").exists() or (clone_dir / "HEAD").exists():
             repo = git.Repo(clone_dir)
-            repo.remotes.origin.set_url(source)
+            if "origin" in [remote.name for remote in repo.remotes]:
+                repo.remotes.origin.set_url(source)
+            else:
+                repo.create_remote("origin", source)
             repo.remotes.origin.fetch(progress=progress, prune=True, tags=True)
             action = "fetched"
         else:

@@ -19,9 +19,9 @@ from generator.extract import ExtractOptions, MarkdownLayout, extract_links, ext
 from generator.extract.links import extract_anchors
 from generator.linkcheck import LinkChecker
 from generator.manifest import ConfigError, Manifest, find_manifest, load_manifest
-from generator.model import Finding, ResolvedRef, Severity
+from generator.model import CodeRef, Finding, ResolvedRef, Severity
 from generator.pages import Page, parse_page
-from generator.resolve import Resolver, page_context
+from generator.resolve import HeldRef, Resolver, page_context
 
 log = logging.getLogger(__name__)
 
@@ -212,15 +212,58 @@ class Verifier:
             return
         context = page_context(page.display, page.meta, self.manifest)
         report.findings.extend(context.findings)
+        occurrences: dict[str, int] = {}
+        matched: set[tuple[str, int]] = set()
         for ref in extract_refs(layout, page.display, self.options):
-            resolved = self.resolver.resolve(ref, context)
+            occurrences[ref.text] = occurrences.get(ref.text, 0) + 1
+            held = context.held.get((ref.text, occurrences[ref.text]))
+            if held is None:
+                resolved = self.resolver.resolve(ref, context)
+            else:
+                matched.add((held.text, held.occurrence))
+                resolved = self.resolver.resolve(ref, context.held_at(held))
+                resolved.findings.append(_held_finding(ref, held))
             report.refs.append(resolved)
             report.findings.extend(resolved.findings)
+        for key, held in context.held.items():
+            if key not in matched:
+                report.findings.append(
+                    Finding(
+                        severity_of("held-ref-unmatched"),
+                        "held-ref-unmatched",
+                        page.display,
+                        1,
+                        1,
+                        f"held_refs names '{held.text}' (occurrence {held.occurrence}), "
+                        "which is no longer on the page",
+                        "remove the entry from held_refs",
+                    )
+                )
         checker = LinkChecker(self.docs_root, self._anchors_of)
         links = extract_links(layout, page.display)
         report.links += len(links)
         for link in links:
             report.findings.extend(checker.check(link, page.rel, page.source))
+
+
+def _held_finding(ref: CodeRef, held: HeldRef) -> Finding:
+    candidate = f"; candidate at the new pin: {held.candidate}" if held.candidate else ""
+    return Finding(
+        severity_of("ref-needs-review"),
+        "ref-needs-review",
+        ref.page,
+        ref.line,
+        ref.column,
+        f"sync left this reference at {held.upstream}@{held.commit[:7]} because its code "
+        f"{'was ' if held.status != 'ambiguous' else 'became '}{held.status}{candidate}",
+        "update the reference, then remove its entry from held_refs",
+        text=ref.text,
+        upstream=held.upstream,
+        commit=held.commit,
+        path=ref.path,
+        start=ref.start,
+        end=ref.end,
+    )
 
 
 def verify(

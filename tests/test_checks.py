@@ -246,3 +246,9 @@ def test_symbol_in_a_comment_or_docstring_does_not_count(kb):
     assert [(f.check, f.suggestion) for f in report.findings] == [
         ("symbol-not-in-range", "it is defined at lib/a.py:1-2")
     ]
+
+
+def test_range_inside_the_named_symbols_body_is_fine(lib_kb):
+    # Line 12 is inside `gamma` (lines 11-12) even though the name is not on it.
+    assert checks(lib_kb, "the return in `gamma()` (lib/core.py:12)\n") == []
+    assert checks(lib_kb, "the return in `delta()` (lib/core.py:12)\n") == ["symbol-not-in-range"]

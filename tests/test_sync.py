@@ -1,0 +1,318 @@
+"""Re-anchoring across real git histories, and `sync` end to end on a knowledge base in git."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from generator.gitbuild import RepoBuilder, run_git
+from generator.gitstore import GitStore
+from generator.reanchor import DriftStatus, Reanchorer
+from tests.conftest import ROOT
+
+BASE = {
+    "pkg/core.py": (
+        "import os\n"
+        "\n"
+        "\n"
+        "def alpha(value):\n"
+        "    total = value * 2\n"
+        "    return total + 1\n"
+        "\n"
+        "\n"
+        "def beta(items):\n"
+        "    result = []\n"
+        "    for item in items:\n"
+        "        result.append(item * 3)\n"
+        "    return result\n"
+        "\n"
+        "\n"
+        "def gamma():\n"
+        "    return os.sep\n"
+    ),
+    "pkg/old_name.py": "def renamed_function(x):\n    return x - 1\n",
+    "pkg/gone.py": "def doomed():\n    return 'bye'\n",
+    "pkg/spaces.py": "def tidy(a):\n\n    b = a + 1\n    return b\n",
+}
+
+
+@pytest.fixture
+def history(tmp_path):
+    """A base commit and a later one that exercises every kind of drift."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit(BASE, "base", date="2025-01-01T00:00:00+00:00")
+    core = BASE["pkg/core.py"]
+    core = core.replace("import os\n", "import os\nimport sys\n\nLIMIT = 10\n")  # insert above
+    core = core.replace("    total = value * 2\n", "    total = value * 4\n")  # edit alpha
+    gamma = "def gamma():\n    return os.sep\n"
+    core = core.replace("\n\n" + gamma, "\n")  # gamma moves to another file
+    new = repo.commit(
+        {
+            "pkg/core.py": core,
+            "pkg/other.py": "import os\n\n\n" + gamma,
+            "pkg/old_name.py": None,
+            "pkg/new_name.py": BASE["pkg/old_name.py"],
+            "pkg/gone.py": None,
+            "pkg/copy.py": "def beta_copy(items):\n    result = []\n    for item in items:\n"
+            "        result.append(item * 3)\n    return result\n",
+            "pkg/spaces.py": "def tidy(a):\n    b = a + 1\n    return   b\n",
+        },
+        "change everything",
+        date="2025-01-02T00:00:00+00:00",
+    )
+    return GitStore(repo.path), old, new
+
+
+@pytest.mark.parametrize(
+    ("path", "start", "end", "symbol", "status", "new"),
+    [
+        ("pkg/core.py", 10, 13, "beta", DriftStatus.AMBIGUOUS, None),
+        ("pkg/core.py", 10, 10, None, DriftStatus.MOVED, ("pkg/core.py", 13, 13)),
+        ("pkg/core.py", 4, 6, "alpha", DriftStatus.CHANGED, ("pkg/core.py", 7, 9)),
+        ("pkg/core.py", 16, 17, "gamma", DriftStatus.MOVED, ("pkg/other.py", 4, 5)),
+        ("pkg/old_name.py", 1, 2, None, DriftStatus.MOVED, ("pkg/new_name.py", 1, 2)),
+        ("pkg/gone.py", 1, 2, "doomed", DriftStatus.DELETED, None),
+        ("pkg/spaces.py", 1, 4, "tidy", DriftStatus.MOVED, ("pkg/spaces.py", 1, 3)),
+        ("pkg/core.py", 1, 1, None, DriftStatus.UNCHANGED, ("pkg/core.py", 1, 1)),
+    ],
+    ids=[
+        "duplicated",
+        "inserted-above",
+        "edited",
+        "moved-file",
+        "renamed",
+        "deleted",
+        "whitespace",
+        "unchanged",
+    ],
+)
+def test_classification(history, path, start, end, symbol, status, new):
+    store, old, target = history
+    drift = Reanchorer(store, old, target).classify(path, start, end, symbol)
+    assert drift.status is status, drift.reason
+    if new is not None:
+        assert (drift.new_path, drift.new_start, drift.new_end) == new
+    if status is DriftStatus.CHANGED:
+        assert drift.candidates == [("pkg/core.py", 7, 9)]
+        assert drift.old_lines[1] == "    total = value * 2"
+        assert drift.new_lines[1] == "    total = value * 4"
+    if status is DriftStatus.AMBIGUOUS:
+        assert {c[0] for c in drift.candidates} == {"pkg/core.py", "pkg/copy.py"}
+
+
+def test_whole_file_refs_follow_renames_and_report_deletions(history):
+    store, old, target = history
+    reanchorer = Reanchorer(store, old, target)
+    renamed = reanchorer.classify("pkg/old_name.py", None, None, None)
+    assert (renamed.status, renamed.new_path) == (DriftStatus.MOVED, "pkg/new_name.py")
+    assert reanchorer.classify("pkg/gone.py", None, None, None).status is DriftStatus.DELETED
+
+
+# -- sync end to end ---------------------------------------------------------------------------
+
+
+def git(root: Path, *args: str) -> str:
+    return run_git(root, *args)
+
+
+@pytest.fixture
+def synced_kb(tmp_path, history):
+    """A knowledge base (itself a git repository) citing the history's old commit."""
+    store, old, target = history
+    root = tmp_path / "kb"
+    (root / "docs").mkdir(parents=True)
+    (root / "upstreams.yaml").write_text(
+        "# demo manifest\n"
+        f"cache_dir: {store.path.parent}\n"
+        "upstreams:\n"
+        "  up:\n"
+        f"    url: {store.path}\n"
+        f"    pin: {old}   # keep this comment\n"
+        "    prefixes: [pkg/]\n"
+        "    web_url: https://github.com/acme/up\n",
+        "utf-8",
+    )
+    (root / "docs" / "a.md").write_text(
+        "---\ntitle: A\nupstream: up\n---\n"
+        "# A\n\n"
+        "`beta()` loop: pkg/core.py:10 and `alpha()` (pkg/core.py:4-6).\n"
+        "Renamed: `pkg/old_name.py:1-2`, whole file `pkg/old_name.py`.\n"
+        f"Permalink https://github.com/acme/up/blob/{old}/pkg/core.py#L16-L17\n"
+        "Broken already: pkg/core.py:99\n",
+        "utf-8",
+    )
+    (root / "docs" / "pinned.md").write_text(
+        f"---\ntitle: P\nupstream: up\npin: {old}\n---\n# P\n\npkg/core.py:10\n", "utf-8"
+    )
+    (root / "docs" / "b.md").write_bytes(
+        "\ufeff---\r\ntitle: B\r\n---\r\n# B\r\n\r\n实现（pkg/core.py:16-17）\r\n".encode()
+    )
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "kb")
+    return root, old, target
+
+
+def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in [*(root / "docs").iterdir(), root / "upstreams.yaml"]}
+
+
+def test_sync_rewrites_exact_moves_holds_the_rest_and_moves_the_pin(synced_kb):
+    root, old, target = synced_kb
+    result = cli(root, "sync", "up", "--no-fetch", "--to", target)
+    assert result.returncode == 0, result.stderr
+    assert "1 unchanged" not in result.stdout  # nothing on these pages stayed put
+    page = (root / "docs" / "a.md").read_text("utf-8")
+    assert "pkg/core.py:13 and" in page  # inserted above: moved
+    assert "`alpha()` (pkg/core.py:4-6)" in page  # edited: not rewritten
+    assert "`pkg/new_name.py:1-2`" in page and "whole file `pkg/new_name.py`" in page
+    assert f"blob/{target}/pkg/other.py#L4-L5" in page  # moved to another file
+    assert "Broken already: pkg/core.py:99" in page
+    assert f"anchored_at:\n  up: {target}" in page
+    assert "ref: pkg/core.py:4-6" in page and "status: changed" in page
+    assert "candidate: pkg/core.py:7-9" in page
+    # BOM and CRLF survive the rewrite.
+    raw = (root / "docs" / "b.md").read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf---\r\n") and "实现（pkg/other.py:4-5）\r\n".encode() in raw
+    assert b"\n" not in raw.replace(b"\r\n", b"")
+    # The pinned page is left alone; the manifest's pin moved, comment kept.
+    assert (root / "docs" / "pinned.md").read_text("utf-8").endswith("pkg/core.py:10\n")
+    assert f"pin: {target}   # keep this comment" in (root / "upstreams.yaml").read_text()
+    # Verification after the sync: only the held references are left for review.
+    verified = cli(root, "verify", "docs", "--format", "json")
+    findings = json.loads(verified.stdout)["findings"]
+    assert sorted(f["check"] for f in findings) == ["range-outside-file", "ref-needs-review"]
+    held = next(f for f in findings if f["check"] == "ref-needs-review")
+    assert (held["text"], held["commit"]) == ("pkg/core.py:4-6", old)
+    # The drift report names every class.
+    report = json.loads(next((root / ".cache" / "reports").glob("*.json")).read_text())
+    assert report["summary"] == {"changed": 1, "moved": 5, "was-broken": 1}
+    assert report["from"] == old and report["to"] == target
+
+
+def test_second_run_changes_nothing(synced_kb):
+    root, _, target = synced_kb
+    assert cli(root, "sync", "up", "--no-fetch", "--to", target).returncode == 0
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "synced")
+    before = snapshot(root)
+    result = cli(root, "sync", "up", "--no-fetch", "--to", target)
+    assert result.returncode == 0
+    assert "re-anchored 0 references on 0 pages" in result.stdout
+    assert snapshot(root) == before
+
+
+def test_dry_run_writes_nothing_and_prints_the_changes(synced_kb):
+    root, _, target = synced_kb
+    before = snapshot(root)
+    result = cli(root, "sync", "up", "--no-fetch", "--to", target, "--dry-run")
+    assert result.returncode == 0
+    assert "would re-anchor" in result.stdout
+    assert "pkg/core.py:10 -> pkg/core.py:13" in result.stdout
+    assert "pkg/core.py:4-6: changed" in result.stdout
+    assert snapshot(root) == before
+    assert not (root / ".cache").exists()
+
+
+def test_refuses_a_dirty_tree_unless_forced(synced_kb):
+    root, _, target = synced_kb
+    (root / "docs" / "a.md").write_text((root / "docs" / "a.md").read_text() + "\nedit\n")
+    before = snapshot(root)
+    result = cli(root, "sync", "up", "--no-fetch", "--to", target)
+    assert result.returncode == 2
+    assert "uncommitted changes in docs/a.md" in result.stderr
+    assert snapshot(root) == before
+    assert cli(root, "sync", "up", "--no-fetch", "--to", target, "--force").returncode == 0
+
+
+def test_include_pinned_pages_moves_their_own_pin(synced_kb):
+    root, _, target = synced_kb
+    result = cli(root, "sync", "up", "--no-fetch", "--to", target, "--include-pinned-pages")
+    assert result.returncode == 0, result.stderr
+    pinned = (root / "docs" / "pinned.md").read_text("utf-8")
+    assert f"pin: {target}" in pinned and pinned.endswith("pkg/core.py:13\n")
+
+
+def test_git_failure_leaves_everything_as_it_was(synced_kb):
+    root, _, _ = synced_kb
+    before = snapshot(root)
+    result = cli(root, "sync", "up", "--no-fetch", "--to", "no-such-branch")
+    assert result.returncode == 2
+    assert "'no-such-branch' is not a commit of 'up'" in result.stderr
+    manifest = root / "upstreams.yaml"
+    manifest.write_text(manifest.read_text().replace("url: ", "url: /nonexistent"))
+    git(root, "commit", "-qam", "bad url")
+    before = snapshot(root)
+    result = cli(root, "sync", "up")
+    assert result.returncode == 2
+    assert "could not fetch" in result.stderr or "could not clone" in result.stderr
+    assert snapshot(root) == before
+
+
+def test_interrupted_run_leaves_pages_old_or_new_and_a_rerun_finishes(tmp_path, history):
+    """Kill a sync half-way through writing 150 pages; then run it again."""
+    store, old, target = history
+    root = tmp_path / "big"
+    (root / "docs").mkdir(parents=True)
+    (root / "upstreams.yaml").write_text(
+        f"cache_dir: {store.path.parent}\nupstreams:\n  up:\n    url: {store.path}\n"
+        f"    pin: {old}\n    prefixes: [pkg/]\n",
+        "utf-8",
+    )
+    body = "".join(f"- step {n}: pkg/core.py:10 and pkg/core.py:4-6\n" for n in range(40))
+    for number in range(150):
+        (root / "docs" / f"p{number:03}.md").write_text(f"# Page {number}\n\n{body}", "utf-8")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "kb")
+    original = snapshot(root)
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "generator", "sync", "up", "--no-fetch", "--to", target],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        if any(
+            (root / "docs" / f"p{n:03}.md").read_bytes() != original[f"p{n:03}.md"]
+            for n in (0, 1, 2)
+        ):
+            break
+        time.sleep(0.002)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    interrupted = snapshot(root)
+
+    assert cli(root, "sync", "up", "--no-fetch", "--to", target, "--force").returncode == 0
+    final = snapshot(root)
+    for name, data in interrupted.items():
+        if name == "upstreams.yaml":
+            continue
+        # Every page was either untouched or completely re-anchored, never half-written.
+        assert data in (original[name], final[name]), name
+        assert final[name] != original[name]
+        assert final[name].count(b"pkg/core.py:13") == 40
+    assert f"pin: {target}".encode() in final["upstreams.yaml"]
+    assert not list((root / "docs").glob(".*.tmp"))

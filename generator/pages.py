@@ -138,6 +138,17 @@ def _split_frontmatter(page: Page) -> None:
     page.body_start = closing.end()
     try:
         data = load_yaml(page.frontmatter)
+    except ValueError as error:  # a well-formed value YAML cannot convert: created: 2025-13-01
+        page.problems.append(
+            PageProblem(
+                "frontmatter-invalid",
+                2,
+                1,
+                f"frontmatter has an invalid value: {error}",
+                "quote the value, or correct it",
+            )
+        )
+        return
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = 2 + mark.line if mark is not None else 1
@@ -187,7 +198,87 @@ def render_page(page: Page, meta: dict[str, Any] | None = None, body: str | None
     return (prefix + "---" + nl + frontmatter + "---" + nl + body).encode("utf-8")
 
 
+class _BlockDumper(yaml.SafeDumper):
+    """Indents lists under their key (``key:\n  - item``), as people write frontmatter."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+_TOP_LEVEL_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_\-]*)[ \t]*:(?:[ \t]|$)")
+
+
 def _render_frontmatter(original: str, meta: dict[str, Any], newline: str) -> str:
+    fast = _replace_top_level_keys(original.replace("\r\n", "\n"), meta)
+    if fast is not None:
+        return fast.replace("\n", newline)
+    return _render_frontmatter_round_trip(original, meta, newline)
+
+
+def _replace_top_level_keys(original: str, meta: dict[str, Any]) -> str | None:
+    """Rewrite only the top-level keys whose value changed, as text; None if the YAML is too
+    unusual for that (then ruamel.yaml's round trip does it, more slowly)."""
+    try:
+        old = load_yaml(original) if original.strip() else {}
+    except (yaml.YAMLError, ValueError):
+        return None
+    if not isinstance(old, dict):
+        return None
+    lines = original.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    starts: dict[str, int] = {}
+    for number, line in enumerate(lines):
+        match = _TOP_LEVEL_KEY.match(line)
+        if match:
+            starts[match.group(1)] = number
+        elif line.strip() and not line.startswith((" ", "\t", "#")):
+            return None  # a top-level line that is not a simple key: flow mapping, quoted key
+    if set(starts) != set(old):
+        return None
+    ordered = sorted(starts.values())
+
+    def block(key: str) -> tuple[int, int]:
+        first = starts[key]
+        following = [n for n in ordered if n > first]
+        last = following[0] if following else len(lines)
+        while last > first + 1 and lines[last - 1].startswith("#"):
+            last -= 1  # a comment just above the next key belongs to that key
+        return first, last
+
+    def dump(key: str) -> str:
+        return yaml.dump(
+            {key: meta[key]},
+            Dumper=_BlockDumper,
+            default_flow_style=False,
+            allow_unicode=True,
+            sort_keys=False,
+            width=4096,
+        )
+
+    replacements: dict[int, tuple[int, str]] = {}
+    for key in old:
+        if key not in meta:
+            first, last = block(key)
+            replacements[first] = (last, "")
+        elif meta[key] != old[key]:
+            first, last = block(key)
+            replacements[first] = (last, dump(key))
+    output = []
+    number = 0
+    while number < len(lines):
+        if number in replacements:
+            last, text = replacements[number]
+            output.append(text)
+            number = last
+        else:
+            output.append(lines[number])
+            number += 1
+    output.extend(dump(key) for key in meta if key not in old)
+    return "".join(output)
+
+
+def _render_frontmatter_round_trip(original: str, meta: dict[str, Any], newline: str) -> str:
     from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap
 

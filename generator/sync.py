@@ -462,7 +462,5 @@ def write_reports(plan: SyncPlan, directory: Path) -> list[Path]:
     stem = f"drift-{plan.upstream.name}-{plan.old[:7]}-{plan.target[:7]}"
     markdown, data = directory / f"{stem}.md", directory / f"{stem}.json"
     atomic_write(markdown, report_markdown(plan).encode("utf-8"))
-    atomic_write(
-        data, (json.dumps(report_json(plan), indent=2, ensure_ascii=False) + "\n").encode()
-    )
+    atomic_write(data, (json.dumps(report_json(plan), ensure_ascii=False) + "\n").encode())
     return [markdown, data]

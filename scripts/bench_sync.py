@@ -244,10 +244,18 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=150)
     parser.add_argument("--refs-per-page", type=int, default=50)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--show-wrong", action="store_true", help="list every wrong rewrite")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="build in DIR and keep it (to profile the sync there)",
+    )
     args = parser.parse_args()
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="bench-sync-") as directory:
-        root = Path(directory)
+        root = args.keep or Path(directory)
+        root.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         model, (first, last, repo_path, snapshot) = build_history(
             root, args.files, args.commits, rng
@@ -309,6 +317,15 @@ def main() -> int:
                     correct += 1
                 else:
                     wrong += 1
+                    if args.show_wrong:
+                        cited = [
+                            " ".join(line.text.split())
+                            for line in snapshot[ref.path][ref.start - 1 : ref.end]
+                        ]
+                        print(
+                            f"  wrong: {ref.path}:{ref.start}-{ref.end} {cited[:2]} truth "
+                            f"{kind} {location}; tool {status} {claimed} ({entry['reason']})"
+                        )
             if kind == "unique":
                 unique += 1
                 unique_found += claimed == location

@@ -118,3 +118,11 @@ def test_parse_page_keeps_body_offsets():
     page = parse_page(b"---\na: 1\n---\nbody\n", Path("x.md"), "x.md", "x.md")
     assert page.meta == {"a": 1}
     assert page.body == "body\n"
+
+
+def test_invalid_date_value_is_a_problem_not_a_crash(tmp_path):
+    page = page_from(b"---\ntitle: x\ncreated: 2025-13-01\n---\nBody\n", tmp_path)
+    [problem] = page.problems
+    assert problem.check == "frontmatter-invalid"
+    assert "invalid value" in problem.message
+    assert render_page(page) == (tmp_path / "p.md").read_bytes()

@@ -58,6 +58,34 @@ CHECKS: dict[str, Check] = {
         ),
         Check("frontmatter-invalid", _E, "the frontmatter is not a valid YAML mapping"),
         Check("page-encoding", _E, "the page is not valid UTF-8"),
+        # Governance (generator/specs.py): LeanSpec fields of specs and pages; active when the
+        # knowledge base has .lean-spec/ or specs/.
+        Check("field-missing", _E, "a required lifecycle field (status, created) is missing"),
+        Check("field-invalid", _E, "a lifecycle field has a value LeanSpec rejects (enum, date)"),
+        Check("field-alias", _W, "a LeanSpec alias (in_progress, completed) instead of the value"),
+        Check("page-no-spec", _E, "the page names no spec (spec: NNN-name)"),
+        Check("page-spec-unknown", _E, "the page names a spec that does not exist"),
+        Check("spec-config-invalid", _E, ".lean-spec/config.json is malformed"),
+        Check("spec-name", _E, "a spec folder is not NNN-kebab-name"),
+        Check("spec-number-conflict", _E, "two specs share one sequence number"),
+        Check("spec-title", _E, "a spec does not have exactly one '# Title'"),
+        Check("spec-section-empty", _W, "a spec section has no content"),
+        Check("spec-too-long", _W, "a spec is over the token budget (error over maxTokens)"),
+        Check("spec-link-missing", _E, "depends_on or parent names no existing spec"),
+        Check("spec-cycle", _E, "depends_on or parent links of specs form a cycle"),
+        Check("spec-incomplete-plan", _E, "a complete spec still has unchecked plan items"),
+        # Learning paths (generator/paths.py).
+        Check("prerequisite-missing", _E, "depends_on names a page that does not exist"),
+        Check("prerequisite-cycle", _E, "the pages' prerequisites form a cycle"),
+        Check("path-order-conflict", _E, "a page comes before its prerequisite in a path"),
+        Check("page-not-in-path", _E, "the page is in no learning path"),
+        Check("path-page-missing", _E, "a path's page list names a page that does not exist"),
+        Check("path-index-duplicate", _W, "a path has two index pages in one language"),
+        Check("level-invalid", _E, "level is not beginner, intermediate, advanced or expert"),
+        Check("order-invalid", _E, "order is not an integer"),
+        # Site build (generator/site): reported by `mkdocs build`, which --strict fails on.
+        Check("frontmatter-missing", _W, "the page has no frontmatter (no title, level or path)"),
+        Check("mermaid-syntax", _W, "a Mermaid diagram cannot render (unknown type, unclosed)"),
     ]
 }
 

@@ -198,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="where to build the repositories (default: .cache/demo)",
     )
+    from generator.specs_cli import add_commands as add_governance_commands
+
+    add_governance_commands(commands)  # specs validate|board, new spec|page
     return parser
 
 
@@ -425,6 +428,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         "demo": _run_demo,
         "sync": _run_sync,
     }
+    from generator.specs_cli import run_new, run_specs
+
+    handlers.update({"specs": run_specs, "new": run_new})
     try:
         return handlers[args.command](args)
     except ConfigError as error:

@@ -22,6 +22,7 @@ from generator.manifest import ConfigError, Manifest, find_manifest, load_manife
 from generator.model import CodeRef, Finding, ResolvedRef, Severity
 from generator.pages import Page, parse_page
 from generator.resolve import HeldRef, Resolver, page_context
+from generator.specs import governance_findings
 
 log = logging.getLogger(__name__)
 
@@ -171,6 +172,10 @@ class Verifier:
             if progress is not None:
                 progress(done, len(parsed))
         report.pages = len(parsed)
+        # Governance (generator/specs.py): lifecycle fields, specs, learning paths.
+        report.findings.extend(
+            governance_findings(self.manifest.root, self.docs_root, [p.page for p in parsed])
+        )
         report.findings = [f for f in report.findings if f.check not in self.ignore]
         for resolved in report.refs:
             resolved.findings = [f for f in resolved.findings if f.check not in self.ignore]

@@ -1,0 +1,70 @@
+"""Scaffolding specs and pages: numbering, frontmatter, and that the result validates."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator.manifest import ConfigError
+from generator.pages import read_page
+from generator.scaffold import new_page, new_spec, next_spec_number
+from generator.specs import validate
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    shutil.copytree(ROOT / ".lean-spec", tmp_path / ".lean-spec")
+    shutil.copytree(ROOT / "specs", tmp_path / "specs")
+    shutil.copytree(ROOT / "docs", tmp_path / "docs")
+    return tmp_path
+
+
+def test_specs_are_numbered_like_leanspec(root):
+    assert next_spec_number(root) == 2
+    (root / "specs/archived/007-old").mkdir(parents=True)
+    created = new_spec(root, "Memory Path", today=dt.date(2025, 2, 1))
+    assert created.id == "008-memory-path"
+    page = read_page(created.path)
+    assert page.meta["status"] == "planned"
+    assert page.meta["created"] == "2025-02-01"
+    assert page.body.lstrip().startswith("# Memory Path")
+
+
+def test_new_spec_refuses_bad_input(root):
+    with pytest.raises(ConfigError):
+        new_spec(root, "007-numbered")
+    with pytest.raises(ConfigError):
+        new_spec(root, "x", depends_on=["999"])
+    with pytest.raises(ConfigError):
+        new_spec(root, "x", status="done")
+
+
+def test_new_page_validates_clean(root):
+    created = new_page(
+        root,
+        root / "docs",
+        kind="source-analysis",
+        spec="001",
+        title="Collectives in tinydist",
+        level="advanced",
+        paths=["advanced"],
+        depends_on=["analysis/fsdp-actor-source-analysis.zh.md"],
+        upstream="tinydist",
+    )
+    assert created.path == (root / "docs/analysis/collectives-in-tinydist.md").resolve()
+    meta = read_page(created.path).meta
+    assert meta["spec"] == "001-minitrain-knowledge-base"
+    assert meta["status"] == "draft" and meta["kind"] == "source-analysis"
+    assert validate(root, root / "docs") == []
+
+
+def test_new_page_refuses_unknown_spec_and_kind(root):
+    with pytest.raises(ConfigError):
+        new_page(root, root / "docs", kind="source-analysis", spec="042", title="x")
+    with pytest.raises(ConfigError):
+        new_page(root, root / "docs", kind="novel", spec="001", title="x")

@@ -11,6 +11,7 @@ Example::
         prefixes: [slime/]               # paths that route a ref here (default: [NAME/])
         search_roots: [slime/backends/]  # preferred directories for bare file names
         web_url: https://github.com/THUDM/slime   # browsable home (default: from a GitHub url)
+        # code_url: "{web_url}/-/blob/{commit}/{path}#L{start}-{end}"   # site links, non-GitHub
 
 Every problem is a `ConfigError` naming the file, line and key, and what to do about it.
 """
@@ -32,7 +33,7 @@ DEFAULT_CACHE_DIR = ".cache/upstreams"
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 _TOP_KEYS = ("cache_dir", "upstreams")
-_UPSTREAM_KEYS = ("url", "branch", "pin", "prefixes", "search_roots", "web_url")
+_UPSTREAM_KEYS = ("url", "branch", "pin", "prefixes", "search_roots", "web_url", "code_url")
 _REQUIRED_KEYS = ("url", "pin")
 _GITHUB_URL = re.compile(
     r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
@@ -212,6 +213,7 @@ def _upstream(name: str, node: yaml.Node, manifest: Manifest, display: str) -> U
         prefixes=prefixes,
         search_roots=search_roots,
         web_url=web_url.rstrip("/") if web_url else None,
+        code_url=values.get("code_url"),
         clone_dir=manifest.cache_dir / name,
     )
 

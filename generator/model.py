@@ -40,6 +40,9 @@ class Upstream:
     """Browsable home of the repository (``https://github.com/OWNER/REPO``), for permalinks."""
     clone_dir: Path | None = None
     """Where the local clone lives (inside the ignored cache directory)."""
+    code_url: str | None = None
+    """Web address of a file at a commit, for hosts that are not GitHub-like: a pattern with
+    ``{web_url}``, ``{commit}``, ``{path}``, ``{start}``, ``{end}`` (see generator.site)."""
 
     @property
     def github_slug(self) -> str | None:

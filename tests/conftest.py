@@ -167,3 +167,45 @@ def demo_kb(tmp_path: Path, demo_clones: Path) -> Path:
     manifest = manifest.replace("cache_dir: .cache/upstreams", f"cache_dir: {demo_clones}")
     (root / "upstreams.yaml").write_text(manifest, "utf-8")
     return root
+
+
+MERMAID_JS = ROOT / ".cache" / "node" / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
+
+
+def site_config(root: Path) -> None:
+    """Point a copied mkdocs.yml at the Mermaid that `make mermaid` installed in this checkout."""
+    config = root / "mkdocs.yml"
+    text = config.read_text("utf-8")
+    marker = "  - knowledge-base:\n"
+    assert marker in text, "mkdocs.yml no longer configures the knowledge-base plugin"
+    config.write_text(text.replace(marker, f"{marker}      mermaid: {MERMAID_JS}\n"), "utf-8")
+
+
+def mkdocs_build(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """A real `mkdocs build` of the knowledge base at ``root`` (a fresh process, as users run)."""
+    if not MERMAID_JS.is_file():
+        pytest.fail(f"Mermaid is not installed at {MERMAID_JS}: run `make mermaid`")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="session")
+def demo_site(tmp_path_factory: pytest.TempPathFactory, demo_clones: Path) -> Path:
+    """The demo knowledge base built once with `mkdocs build --strict`; returns its root."""
+    root = tmp_path_factory.mktemp("demo-site")
+    shutil.copytree(ROOT / "docs", root / "docs")
+    shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
+    manifest = (ROOT / "upstreams.yaml").read_text("utf-8")
+    manifest = manifest.replace("cache_dir: .cache/upstreams", f"cache_dir: {demo_clones}")
+    (root / "upstreams.yaml").write_text(manifest, "utf-8")
+    site_config(root)
+    result = mkdocs_build(root, "--strict")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return root

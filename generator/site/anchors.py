@@ -1,0 +1,53 @@
+"""GitHub-compatible heading ids (``markdown_extensions: [generator.site.anchors]``).
+
+The ``toc`` extension already slugs with `generator.slugs.slugify`, but it makes repeated ids
+unique as ``x_1``, ``x_2`` while GitHub (and the verifier, `generator.slugs.Slugger`) uses ``x-1``,
+``x-2``. This tree processor runs after ``attr_list`` and before ``toc`` and gives every heading
+its GitHub id in document order; ``toc`` never overrides an id that is already set, so the table
+of contents, the permalinks and the verifier all agree. An explicit ``{#id}`` is kept as written
+(unless an earlier heading already took it) and takes its place in the sequence, as the
+verifier assumes.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import xml.etree.ElementTree as etree
+from typing import Any
+
+from markdown import Markdown
+from markdown.extensions import Extension
+from markdown.extensions.toc import remove_fnrefs, render_inner_html, strip_tags
+from markdown.treeprocessors import Treeprocessor
+
+from generator.slugs import Slugger, github_slug
+
+_HEADING = re.compile(r"^h[1-6]$")
+# After attr_list (8), which sets explicit ids, and before toc (5), which would add "_1".
+PRIORITY = 6
+
+
+class GitHubAnchorsTreeprocessor(Treeprocessor):
+    def run(self, root: etree.Element) -> None:
+        slugger = Slugger(github_slug)
+        for element in root.iter():
+            if not isinstance(element.tag, str) or not _HEADING.match(element.tag):
+                continue
+            explicit = element.get("id")
+            if explicit:
+                # Kept as written unless an earlier heading took it: then the verifier's
+                # sequence (``x-1``) decides, so both sides name the same anchor.
+                element.set("id", slugger.reserve(explicit))
+                continue
+            name = strip_tags(render_inner_html(remove_fnrefs(element), self.md))
+            element.set("id", slugger.unique(html.unescape(name)))
+
+
+class GitHubAnchorsExtension(Extension):
+    def extendMarkdown(self, md: Markdown) -> None:
+        md.treeprocessors.register(GitHubAnchorsTreeprocessor(md), "github_anchors", PRIORITY)
+
+
+def makeExtension(**kwargs: Any) -> GitHubAnchorsExtension:
+    return GitHubAnchorsExtension(**kwargs)

@@ -1,0 +1,200 @@
+"""Code references become links to the upstream's web page at the pinned commit and lines.
+
+The rewrite happens on the Markdown MkDocs is about to render, never on the sources. Positions
+come from the extractor (`generator.extract.extract_refs`, through the verifier's report), so the
+site links exactly what the verifier checked. What is linked and what is not:
+
+- a reference in prose becomes ``[text](url "upstream@shortsha")``;
+- a code span that holds one reference (`` `minitrain/x.py:10-20` ``) is wrapped whole, so it
+  keeps its code style: ``[`minitrain/x.py:10-20`](url "…")``;
+- references already inside a link (``[…](…)``, ``[…][…]``, ``<…>``, an HTML tag), on a heading
+  line (a link there would change nothing in the anchor but clutters the table of contents), in
+  a reference definition, or inside a fenced code block stay as they are: a link inside
+  highlighted code would break the highlighting, so code blocks are left untouched;
+- a reference with an error finding, an unknown upstream or no web URL is not linked.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import string
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from generator.extract.markdown import MarkdownLayout
+from generator.model import ResolvedRef, Upstream
+
+GITHUB_PATTERN = "{web_url}/{kind}/{commit}/{path}#L{start}-L{end}"
+"""How GitHub (and GitHub Enterprise, Gitea, Forgejo) address lines of a file at a commit."""
+
+_EXISTING_LINKS = re.compile(
+    r"""
+      !?\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\([^)\n]*(?:\([^)\n]*\)[^)\n]*)*\)   # [text](target)
+    | !?\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\[[^\]\n]*\]                        # [text][label]
+    | ^[ ]{0,3}\[[^\]\n]+\]:[^\n]*                                           # [label]: url
+    | <a\b[^>]*>.*?</a>                                                      # <a …>…</a>
+    | <[^>\n]+>                                                              # <url>, any tag
+    """,
+    re.VERBOSE | re.MULTILINE | re.DOTALL | re.IGNORECASE,
+)
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+
+
+@dataclass(frozen=True)
+class CodeLink:
+    """Replace ``text[start:end]`` with ``[that](url "title")``."""
+
+    start: int
+    end: int
+    url: str
+    title: str
+
+
+def code_url(
+    upstream: Upstream,
+    commit: str,
+    path: str,
+    start: int | None = None,
+    end: int | None = None,
+    is_directory: bool = False,
+) -> str | None:
+    """The web address of ``path`` (and its lines) at ``commit``, or None without a web URL.
+
+    GitHub's form unless the manifest gives the upstream a ``code_url`` pattern with the
+    placeholders ``{web_url}``, ``{commit}``, ``{path}``, ``{start}``, ``{end}`` (and ``{kind}``:
+    ``blob`` or ``tree``). The fragment (from ``#``) is dropped for a whole file; a single line
+    keeps GitHub's ``#L12`` form.
+    """
+    if not upstream.web_url:
+        return None
+    pattern = upstream.code_url or GITHUB_PATTERN
+    if start is None or is_directory:
+        pattern = pattern.split("#", 1)[0]
+    elif (end is None or end == start) and pattern == GITHUB_PATTERN:
+        pattern = "{web_url}/{kind}/{commit}/{path}#L{start}"
+    return pattern.format(
+        web_url=upstream.web_url.rstrip("/"),
+        kind="tree" if is_directory else "blob",
+        commit=commit,
+        path=quote(path, safe="/"),
+        start=start if start is not None else "",
+        end=end if end is not None else start if start is not None else "",
+    )
+
+
+PLACEHOLDERS = frozenset({"web_url", "kind", "commit", "path", "start", "end"})
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """What is wrong with a manifest ``code_url`` pattern, or None."""
+    try:
+        names = {name for _, name, _, _ in string.Formatter().parse(pattern) if name is not None}
+    except ValueError as error:
+        return f"not a valid pattern ({error})"
+    unknown = sorted(names - PLACEHOLDERS)
+    if unknown:
+        return f"unknown placeholder(s) {', '.join('{' + n + '}' for n in unknown)}"
+    if "path" not in names or "commit" not in names:
+        return "the pattern needs {commit} and {path}"
+    return None
+
+
+def plan_links(
+    layout: MarkdownLayout,
+    resolved_refs: Iterable[ResolvedRef],
+    upstreams: dict[str, Upstream],
+    line_offset: int = 0,
+) -> list[CodeLink]:
+    """The links to make in ``layout.text`` for the page's resolved references.
+
+    ``line_offset`` is the number of lines before ``layout.text`` in the file the references
+    were found in (MkDocs hands plugins the page without its frontmatter).
+    """
+    text = layout.text
+    taken = _taken_spans(layout)
+    candidates: list[CodeLink] = []
+    for resolved in resolved_refs:
+        ref = resolved.ref
+        if ref.in_code_block or resolved.status == "error":
+            continue
+        if resolved.upstream is None or resolved.commit is None:
+            continue
+        upstream = upstreams.get(resolved.upstream)
+        path = resolved.path or ref.path
+        if upstream is None or not path:
+            continue
+        line = ref.line - line_offset
+        if not 1 <= line <= len(layout.line_starts):
+            continue
+        start = layout.line_starts[line - 1] + ref.column - 1
+        end = start + len(ref.text)
+        if text[start:end] != ref.text:
+            continue  # the page changed between verification and rendering: link nothing
+        line_start, _ = layout.line_bounds(start)
+        if _HEADING_LINE.match(text, line_start) or layout.fence_at(start) is not None:
+            continue
+        span = layout.code_span_at(start)
+        if span is not None:
+            start, end = span.start, span.end
+        if _overlaps(taken, start, end):
+            continue
+        url = code_url(upstream, resolved.commit, path, ref.start, ref.end, ref.is_directory)
+        if url is None:
+            continue
+        title = f"{upstream.name}@{resolved.commit[:7]}"
+        candidates.append(CodeLink(start, end, url, title))
+    return _without_shared_spans(candidates)
+
+
+def apply_links(text: str, links: Iterable[CodeLink]) -> str:
+    """``text`` with every planned link made (links must not overlap)."""
+    pieces: list[str] = []
+    cursor = 0
+    for link in sorted(links, key=lambda link: link.start):
+        pieces.append(text[cursor : link.start])
+        pieces.append(f'[{text[link.start : link.end]}]({link.url} "{link.title}")')
+        cursor = link.end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def _taken_spans(layout: MarkdownLayout) -> list[tuple[int, int]]:
+    """Where links (and HTML) already are: nothing inside them is linked again."""
+    # Searched in the text with fenced blocks blanked; code spans stay, because a link label
+    # may hold one (``[`x.py:3`](…)``) and a code span may hold a '<'.
+    searched = _blank_code_spans_but_keep_brackets(layout)
+    return [(match.start(), match.end()) for match in _EXISTING_LINKS.finditer(searched)]
+
+
+def _blank_code_spans_but_keep_brackets(layout: MarkdownLayout) -> str:
+    text = layout.without_code_blocks
+    pieces = []
+    cursor = 0
+    for span in layout.code_spans:
+        pieces.append(text[cursor : span.start])
+        pieces.append(re.sub(r"[^\[\]\n]", "x", text[span.start : span.end]))
+        cursor = span.end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def _overlaps(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    index = bisect.bisect_right(spans, (start, float("inf"))) - 1
+    for candidate in spans[max(index, 0) : index + 2]:
+        if candidate[0] < end and start < candidate[1]:
+            return True
+    return False
+
+
+def _without_shared_spans(links: list[CodeLink]) -> list[CodeLink]:
+    """Drop links whose spans overlap: a code span with two references is left as written."""
+    links.sort(key=lambda link: (link.start, link.end))
+    kept: list[CodeLink] = []
+    clash: set[int] = set()
+    for index, link in enumerate(links):
+        if index and link.start < links[index - 1].end:
+            clash.update({index - 1, index})
+    kept = [link for index, link in enumerate(links) if index not in clash]
+    return kept

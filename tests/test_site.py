@@ -1,0 +1,477 @@
+"""The site build: verification inside `mkdocs build`, pinned code links, GitHub anchors,
+learning-path navigation, tags, offline Mermaid, and bad input that never crashes the build."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+import shutil
+import textwrap
+from pathlib import Path
+
+import markdown
+import pytest
+
+from generator.extract import scan
+from generator.manifest import ConfigError, load_manifest
+from generator.model import CodeRef, RefForm, ResolvedRef, Upstream
+from generator.report import format_text
+from generator.site.codelinks import apply_links, code_url, pattern_problem, plan_links
+from generator.site.plugin import format_finding
+from generator.slugs import slugify
+from generator.verify import Report
+from tests.conftest import ROOT, mkdocs_build, site_config
+
+PIN = "79841b498438a80cf90547c62a841f6822639622"
+
+
+def html_of(site: Path, page: str) -> str:
+    return (site / "site" / page / "index.html").read_text("utf-8")
+
+
+def tree_digest(directory: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(directory.rglob("*")):
+        if path.is_file():
+            digest.update(path.relative_to(directory).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Anchors
+
+
+def render(text: str) -> markdown.Markdown:
+    md = markdown.Markdown(
+        extensions=["attr_list", "generator.site.anchors", "toc"],
+        extension_configs={"toc": {"slugify": slugify}},
+    )
+    md.html = md.convert(textwrap.dedent(text))  # type: ignore[attr-defined]
+    return md
+
+
+def test_repeated_headings_get_githubs_dash_suffixes_in_html_and_toc():
+    md = render(
+        """\
+        # 总览
+        ## 3. 关键 PR 实现细节
+        ## Setup
+        ## Setup
+        ## Setup
+        ## `code` & <b>bold</b>
+        """
+    )
+    ids = re.findall(r'<h\d id="([^"]+)"', md.html)  # type: ignore[attr-defined]
+    assert ids == ["总览", "3-关键-pr-实现细节", "setup", "setup-1", "setup-2", "code--bold"]
+    toc_ids = [child["id"] for child in md.toc_tokens[0]["children"]]  # type: ignore[attr-defined]
+    assert toc_ids == ids[1:]
+    assert "_1" not in md.html  # type: ignore[attr-defined]
+
+
+def test_an_explicit_id_keeps_its_place_in_the_sequence_like_the_verifier():
+    from generator.extract.links import extract_anchors
+
+    text = "# A\n\n## Setup {#setup}\n\n## Setup\n\n## Other {#mine}\n"
+    ids = re.findall(r'<h\d id="([^"]+)"', render(text).html)  # type: ignore[attr-defined]
+    assert ids == ["a", "setup", "setup-1", "mine"]
+    assert set(ids) <= extract_anchors(scan(text))
+
+
+# ---------------------------------------------------------------------------------------------
+# Code links
+
+
+UPSTREAM = Upstream(
+    name="lib",
+    url="x",
+    branch="main",
+    pin=PIN,
+    prefixes=("lib/",),
+    web_url="https://github.com/acme/lib",
+)
+
+
+def test_code_urls_at_the_pin_in_githubs_form_and_a_custom_pattern():
+    assert code_url(UPSTREAM, PIN, "lib/a.py", 10, 20) == (
+        f"https://github.com/acme/lib/blob/{PIN}/lib/a.py#L10-L20"
+    )
+    assert code_url(UPSTREAM, PIN, "lib/a.py", 7, 7).endswith("/lib/a.py#L7")
+    assert code_url(UPSTREAM, PIN, "lib/a b.py").endswith("/blob/" + PIN + "/lib/a%20b.py")
+    assert code_url(UPSTREAM, PIN, "lib/sub", is_directory=True).endswith(f"/tree/{PIN}/lib/sub")
+    gitlab = Upstream(
+        **{**UPSTREAM.__dict__, "code_url": "{web_url}/-/blob/{commit}/{path}#L{start}-{end}"}
+    )
+    assert code_url(gitlab, PIN, "lib/a.py", 3, 9) == (
+        f"https://github.com/acme/lib/-/blob/{PIN}/lib/a.py#L3-9"
+    )
+    assert code_url(gitlab, PIN, "lib/a.py") == f"https://github.com/acme/lib/-/blob/{PIN}/lib/a.py"
+    no_web = Upstream(**{**UPSTREAM.__dict__, "web_url": None})
+    assert code_url(no_web, PIN, "lib/a.py", 1, 2) is None
+
+
+def test_the_manifest_accepts_a_code_url_pattern(tmp_path):
+    manifest = tmp_path / "upstreams.yaml"
+    manifest.write_text(
+        "upstreams:\n  lib:\n    url: https://git.example.com/acme/lib.git\n"
+        f"    pin: {PIN}\n    web_url: https://git.example.com/acme/lib\n"
+        '    code_url: "{web_url}/-/blob/{commit}/{path}#L{start}-{end}"\n',
+        "utf-8",
+    )
+    upstream = load_manifest(manifest).upstreams["lib"]
+    assert upstream.code_url == "{web_url}/-/blob/{commit}/{path}#L{start}-{end}"
+    assert pattern_problem(upstream.code_url) is None
+    assert "unknown placeholder(s) {sha}" in pattern_problem("{web_url}/{sha}/{path}{commit}")
+    assert "needs {commit} and {path}" in pattern_problem("{web_url}")
+
+
+def test_a_misspelt_manifest_key_is_still_refused(tmp_path):
+    manifest = tmp_path / "upstreams.yaml"
+    manifest.write_text(
+        f"upstreams:\n  lib:\n    url: x\n    pin: {PIN}\n    code_ulr: y\n", "utf-8"
+    )
+    with pytest.raises(ConfigError, match="did you mean 'code_url'"):
+        load_manifest(manifest)
+
+
+def resolved(text: str, source: str, *, status_error: bool = False) -> ResolvedRef:
+    offset = source.index(text)
+    layout = scan(source)
+    line, column = layout.position(offset)
+    path, _, lines = text.strip("`").partition(":")
+    start, _, end = lines.partition("-")
+    ref = CodeRef(
+        "p.md", line, column, text.strip("`"), RefForm.PATH, path, int(start), int(end or start)
+    )
+    if text.startswith("`"):
+        ref.column += 1
+    result = ResolvedRef(ref, "lib", PIN, path)
+    if status_error:
+        from generator.model import Finding, Severity
+
+        result.findings.append(Finding(Severity.ERROR, "range-outside-file", "p.md", 1, 1, "x"))
+    return result
+
+
+def test_plan_links_in_prose_code_spans_and_not_in_links_code_blocks_or_headings():
+    source = textwrap.dedent(
+        """\
+        # Heading lib/h.py:1
+
+        Prose lib/a.py:10-20 and `lib/b.py:3` and [already](lib/c.py:4) here.
+        Broken lib/e.py:99.
+
+        ```python
+        x = 1  # lib/d.py:5
+        ```
+        """
+    )
+    refs = [
+        resolved("lib/h.py:1", source),
+        resolved("lib/a.py:10-20", source),
+        resolved("`lib/b.py:3`", source),
+        resolved("lib/c.py:4", source),
+        resolved("lib/e.py:99", source, status_error=True),
+        resolved("lib/d.py:5", source),
+    ]
+    refs[-1].ref.in_code_block = True
+    links = plan_links(scan(source), refs, {"lib": UPSTREAM})
+    output = apply_links(source, links)
+    title = '"lib@79841b4"'
+    assert f"[lib/a.py:10-20](https://github.com/acme/lib/blob/{PIN}/lib/a.py#L10-L20 {title})" in (
+        output
+    )
+    assert f"[`lib/b.py:3`](https://github.com/acme/lib/blob/{PIN}/lib/b.py#L3 {title})" in output
+    assert "[already](lib/c.py:4)" in output  # not linked twice
+    assert "# Heading lib/h.py:1\n" in output
+    assert "Broken lib/e.py:99." in output
+    assert "x = 1  # lib/d.py:5\n" in output
+    assert len(links) == 2
+
+
+def test_a_ref_whose_text_moved_is_left_alone():
+    source = "Prose lib/a.py:10-20.\n"
+    ref = resolved("lib/a.py:10-20", source)
+    assert plan_links(scan("Other text entirely.\n"), [ref], {"lib": UPSTREAM}) == []
+
+
+def test_findings_are_logged_in_the_verifiers_text_format():
+    from generator.model import Finding, Severity
+
+    finding = Finding(Severity.ERROR, "file-missing", "docs/x.md", 3, 7, "gone", "try y.py")
+    expected = format_text(Report(findings=[finding])).splitlines()[:2]
+    assert format_finding(finding).splitlines() == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# The demo site, built for real
+
+
+def test_the_demo_builds_strict_with_no_warning_and_sources_untouched(demo_site, demo_clones):
+    before = tree_digest(demo_site / "docs")
+    result = mkdocs_build(demo_site, "--strict")
+    assert result.returncode == 0, result.stderr
+    assert "WARNING" not in result.stderr and "ERROR" not in result.stderr
+    assert re.search(r"knowledge-base: checked 7 pages, \d+ code references", result.stderr)
+    assert tree_digest(demo_site / "docs") == before
+
+
+def test_code_references_link_to_the_pinned_lines_with_a_tooltip(demo_site):
+    page = html_of(demo_site, "analysis/pr-2-review")
+    base = f"https://github.com/example-org/minitrain/blob/{PIN}/"
+    assert (
+        f'<a href="{base}minitrain/config.py#L56-L57" title="minitrain@79841b4">'
+        "<code>minitrain/config.py:56-57</code></a>"
+    ) in page
+    zh = html_of(demo_site, "analysis/fsdp-actor-source-analysis.zh")
+    assert f'<a href="{base}minitrain/backends/fsdp/actor.py#L30-L37"' in zh
+    # Already a permalink in the source: it stays one link, not a link inside a link.
+    packing = html_of(demo_site, "analysis/data-packing-source-analysis")
+    assert "<a <a" not in packing and "](https://" not in packing
+
+
+def test_the_nav_and_path_pages_come_from_frontmatter(demo_site):
+    home = html_of(demo_site, "")
+    nav = home[home.index('class="md-nav md-nav--primary"') :]
+    assert nav.index("Learning paths") < nav.index("Beginner") < nav.index("Intermediate")
+    assert nav.index("Intermediate") < nav.index("Advanced")
+    beginner = html_of(demo_site, "paths/beginner")
+    table = beginner[beginner.index("<table>") : beginner.index("</table>")]
+    order = re.findall(r'<td>\d+</td>\s*<td><a href="\.\./\.\./analysis/([^/"]+)/"', table)
+    assert order[:3] == [
+        "data-packing-source-analysis",
+        "fsdp-actor-source-analysis.zh",
+        "pr-2-grad-clip-offload",
+    ]
+    assert "kb-learning" not in beginner  # no unreplaced marker names
+    assert "<!-- kb:" not in beginner and "<!-- kb:" not in home
+    # The home page lists the paths (including the problem-oriented one) and the levels.
+    assert "进阶学习路径" in home and "Memory" in home and "(by problem" in home
+
+
+def test_each_page_shows_prerequisites_and_its_place_in_each_path(demo_site):
+    page = html_of(demo_site, "analysis/pr-2-grad-clip-offload")
+    assert "kb-prerequisites" in page
+    assert 'href="../fsdp-actor-source-analysis.zh/"' in page
+    boxes = re.findall(r'class="admonition abstract kb-path".*?</div>', page, re.S)
+    assert len(boxes) >= 2  # beginner and advanced (and memory)
+    beginner = next(box for box in boxes if "Beginner" in box)
+    assert re.search(r"\((\d) of \1\)", beginner), beginner  # the last page of the path
+    assert "Previous" in beginner and "end of the path" in beginner
+
+
+def test_draft_and_in_progress_pages_carry_a_banner_and_complete_ones_do_not(demo_site):
+    assert "kb-status" in html_of(demo_site, "paths/advanced.zh")
+    assert "In progress" in html_of(demo_site, "analysis/pr-2-review")
+    assert "kb-status" not in html_of(demo_site, "analysis/data-packing-source-analysis")
+
+
+def test_tags_get_a_page_each_and_mermaid_is_served_from_the_site(demo_site):
+    site = demo_site / "site"
+    assert (site / "tags" / "index.html").is_file()
+    fsdp = (site / "tags" / "fsdp" / "index.html").read_text("utf-8")
+    assert "fsdp-actor-source-analysis.zh" in fsdp
+    assert (site / "assets" / "javascripts" / "mermaid.min.js").stat().st_size > 1_000_000
+    home = html_of(demo_site, "")
+    assert "assets/javascripts/mermaid.min.js" in home
+    for html in site.rglob("*.html"):
+        text = html.read_text("utf-8")
+        assert "unpkg.com" not in text and "fonts.googleapis.com" not in text, html
+        assert "cdn.jsdelivr" not in text, html
+
+
+def test_the_search_index_segments_chinese(demo_site):
+    import json
+
+    index = json.loads((demo_site / "site" / "search" / "search_index.json").read_text("utf-8"))
+    text = " ".join(
+        doc["text"] for doc in index["docs"] if doc["location"].startswith("analysis/fsdp-actor")
+    )
+    assert "\u200b显存\u200b" in text or "显存\u200b" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input: every problem is a finding, never a crash
+
+
+@pytest.fixture
+def site_kb(lib_kb):
+    """The lib knowledge base with the project's mkdocs.yml and a clean home page and path."""
+    shutil.copy(ROOT / "mkdocs.yml", lib_kb.root / "mkdocs.yml")
+    site_config(lib_kb.root)
+    lib_kb.page(
+        "index.md",
+        """\
+        ---
+        title: Home
+        kind: index
+        ---
+        # Home
+
+        <!-- kb:learning-paths -->
+        """,
+    )
+    lib_kb.page(
+        "paths/start.md",
+        """\
+        ---
+        title: Start here
+        kind: learning-path
+        path: start
+        level: beginner
+        ---
+        # Start here
+        """,
+    )
+    lib_kb.page(
+        "one.md",
+        """\
+        ---
+        title: One
+        level: beginner
+        paths: [start]
+        upstream: lib
+        ---
+        # One
+
+        `alpha()` is at `lib/core.py:6-7`.
+        """,
+    )
+    return lib_kb
+
+
+def build(kb, *args: str):
+    result = mkdocs_build(kb.root, *args)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+def test_a_small_knowledge_base_builds_clean(site_kb):
+    result = build(site_kb, "--strict")
+    assert result.returncode == 0, result.stderr
+    page = (site_kb.root / "site" / "one" / "index.html").read_text("utf-8")
+    assert f"https://github.com/acme/lib/blob/{site_kb.pin}/lib/core.py#L6-L7" in page
+
+
+def test_a_verifier_error_fails_even_a_non_strict_build(site_kb):
+    site_kb.page("two.md", "---\ntitle: Two\npaths: [start]\n---\n# Two\n\nSee lib/core.py:900.\n")
+    result = build(site_kb, "--no-strict")
+    assert result.returncode == 1
+    assert "docs/two.md:7:5: error[range-outside-file]" in result.stderr
+    assert "a page with an error is not published" in result.stderr
+    assert not (site_kb.root / "site" / "two" / "index.html").exists()
+
+
+def test_a_broken_mermaid_fence_warns_and_fails_strict(site_kb):
+    site_kb.page(
+        "diagram.md",
+        "---\ntitle: D\npaths: [start]\n---\n# D\n\n```mermaid\ngraph TD\n  A[x --> B\n```\n",
+    )
+    lenient = build(site_kb, "--no-strict")
+    assert lenient.returncode == 0, lenient.stderr
+    assert "docs/diagram.md:9:4: warning[mermaid-syntax]" in lenient.stderr
+    assert "'[' is never closed" in lenient.stderr
+    strict = build(site_kb, "--strict")
+    assert strict.returncode == 1
+    assert "warning[mermaid-syntax]" in strict.stderr
+
+
+def test_a_page_without_frontmatter_is_named_and_fails_the_build(site_kb):
+    # No frontmatter means no learning path either, which the curriculum reports as an error.
+    site_kb.page("bare.md", "# No frontmatter\n\nText.\n")
+    result = build(site_kb)
+    assert result.returncode == 1
+    assert "docs/bare.md:1:1: warning[frontmatter-missing]" in result.stderr
+    assert "docs/bare.md:1:1: error[page-not-in-path]" in result.stderr
+
+
+def test_a_page_in_no_path_and_a_prerequisite_cycle_are_findings(site_kb):
+    site_kb.page("lost.md", "---\ntitle: Lost\nlevel: beginner\n---\n# Lost\n")
+    site_kb.page(
+        "a.md", "---\ntitle: A\npaths: [start]\ndepends_on: [b.md]\n---\n# A\n", dedent=False
+    )
+    site_kb.page(
+        "b.md", "---\ntitle: B\npaths: [start]\ndepends_on: [a.md]\n---\n# B\n", dedent=False
+    )
+    result = build(site_kb)
+    assert result.returncode == 1
+    assert re.search(r"docs/lost\.md:\d+:\d+: \w+\[page-not-in-path\]", result.stderr)
+    assert re.search(
+        r"docs/a\.md:\d+:\d+: error\[prerequisite-cycle\].*a\.md -> b\.md", result.stderr
+    )
+    assert "docs/b.md" in result.stderr
+
+
+def test_archived_pages_leave_the_nav_but_stay_reachable(site_kb):
+    site_kb.page(
+        "old.md", "---\ntitle: Old page\nstatus: archived\nlevel: beginner\n---\n# Old page\n"
+    )
+    result = build(site_kb, "--strict")
+    assert result.returncode == 0, result.stderr
+    home = (site_kb.root / "site" / "index.html").read_text("utf-8")
+    assert "Old page" not in home
+    assert (site_kb.root / "site" / "old" / "index.html").is_file()
+
+
+def test_a_bad_manifest_is_a_clear_build_error(site_kb):
+    (site_kb.root / "upstreams.yaml").write_text("upstreams: [oops\n", "utf-8")
+    result = build(site_kb)
+    assert result.returncode == 1
+    assert "upstreams.yaml" in result.stderr and "not valid YAML" in result.stderr
+
+
+def test_missing_mermaid_says_how_to_install_it(site_kb):
+    config = site_kb.root / "mkdocs.yml"
+    text = re.sub(
+        r"      mermaid: .*\n", "      mermaid: nowhere/mermaid.min.js\n", config.read_text()
+    )
+    config.write_text(text, "utf-8")
+    result = build(site_kb)
+    assert result.returncode == 1
+    assert "make mermaid" in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# Publishing
+
+
+def test_the_workflows_only_call_make_targets_that_exist():
+    import yaml
+
+    targets = set(re.findall(r"^([a-z-]+):", (ROOT / "Makefile").read_text("utf-8"), re.M))
+    runs = []
+    for workflow in sorted((ROOT / ".github" / "workflows").glob("*.yml")):
+        data = yaml.safe_load(workflow.read_text("utf-8"))
+        for job in data["jobs"].values():
+            runs += [step["run"] for step in job.get("steps", []) if "run" in step]
+    assert runs
+    for run in runs:
+        words = run.split()
+        make = words.index("make")
+        named = list(itertools.takewhile(lambda w: "=" not in w, words[make + 1 :]))
+        assert named and set(named) <= targets, run
+    assert any("--format github" in run and "verify" in run for run in runs)
+    assert any(run.strip() == "make site" for run in runs)
+
+
+def test_the_pre_commit_hook_runs_the_verifier(demo_kb):
+    import subprocess
+    import sys
+
+    import yaml
+
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text("utf-8"))
+    assert hook["id"] == "verify-code-refs" and hook["pass_filenames"] is False
+    command = hook["entry"].split()
+    assert command[0] == "python"
+    result = subprocess.run(
+        [sys.executable, *command[1:], "--format", "github"],
+        cwd=demo_kb,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "all good" in result.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -126,12 +127,17 @@ def test_specs_validate_command(tmp_path):
     assert [f["check"] for f in data["findings"]] == ["field-invalid"]
 
 
-def test_board_json_on_the_repository():
+def test_board_json_on_the_repository(demo_kb):
+    # The repository's own specs and pages, with the demo upstreams built for the test (a fresh
+    # clone has no .cache/ yet).
+    shutil.copytree(ROOT / ".lean-spec", demo_kb / ".lean-spec")
+    shutil.copytree(ROOT / "specs", demo_kb / "specs")
     result = subprocess.run(
         [sys.executable, "-m", "generator", "specs", "board", "--format", "json"],
-        cwd=ROOT,
+        cwd=demo_kb,
         capture_output=True,
         text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)

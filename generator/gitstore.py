@@ -9,6 +9,7 @@ spawned per reference, and each blob is read at most once per run.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 from dataclasses import dataclass
@@ -62,47 +63,84 @@ class BlobText:
         return len(self.lines)
 
     @cached_property
-    def code_lines(self) -> list[str]:
-        """The lines with Python comments and triple-quoted text (docstrings) blanked.
-
-        Used to tell a symbol that appears in code from one merely mentioned in prose. A line
-        scanner that knows strings, not a full tokenizer.
-        """
-        code = []
-        closing: str | None = None  # the triple quote that ends the current docstring
+    def _line_offsets(self) -> list[int]:
+        offsets, total = [], 0
         for line in self.lines:
-            if closing is None and not _NEEDS_SCAN.search(line):
-                code.append(line)
-                continue
-            kept = []
-            position = 0
-            while position < len(line):
-                if closing is not None:
-                    end = line.find(closing, position)
-                    if end == -1:
-                        position = len(line)
-                        break
-                    position, closing = end + 3, None
+            offsets.append(total)
+            total += len(line) + 1
+        return offsets
+
+    @cached_property
+    def _triple_quoted(self) -> tuple[list[int], list[int]]:
+        """Start and end offsets (in the joined lines) of Python's triple-quoted strings."""
+        text = "\n".join(self.lines)
+        starts, ends = [], []
+        position = 0
+        while True:
+            opening = _TRIPLE_QUOTE.search(text, position)
+            if opening is None:
+                break
+            closing = text.find(opening.group(), opening.end())
+            end = len(text) if closing == -1 else closing + 3
+            starts.append(opening.start())
+            ends.append(end)
+            position = end
+        return starts, ends
+
+    def occurs_in_code(self, name: str, start: int, end: int) -> bool:
+        """Whether identifier ``name`` is used in lines ``start..end`` outside Python comments
+        and docstrings (which only mention it)."""
+        starts, ends = self._triple_quoted
+        offsets = self._line_offsets
+        for number in range(start, min(end, len(self.lines)) + 1):
+            line = self.lines[number - 1]
+            for column in identifier_columns(line, name):
+                offset = offsets[number - 1] + column
+                index = bisect.bisect_right(starts, offset) - 1
+                if index >= 0 and offset < ends[index]:
+                    continue  # inside a docstring
+                if _in_comment(line, column):
                     continue
-                lexeme = _PY_LEXEME.search(line, position)
-                if lexeme is None:
-                    kept.append(line[position:])
-                    break
-                kept.append(line[position : lexeme.start()])
-                token = lexeme.group()
-                if token == "#":
-                    break
-                if token in ('"""', "'''"):
-                    closing = token
-                else:
-                    kept.append(token)  # an ordinary string stays: getattr(x, "name")
-                position = lexeme.end()
-            code.append("".join(kept))
-        return code
+                return True
+        return False
 
 
-_NEEDS_SCAN = re.compile("[#\"']")
-_PY_LEXEME = re.compile(r'''"""|\'\'\'|"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|#''')
+_TRIPLE_QUOTE = re.compile("\"\"\"|'''")
+_IDENTIFIER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def identifier_columns(line: str, name: str) -> list[int]:
+    """Columns (0-based) where ``name`` occurs in ``line`` as a whole identifier."""
+    found = []
+    index = line.find(name)
+    while index != -1:
+        after = index + len(name)
+        if (index == 0 or line[index - 1] not in _IDENTIFIER_CHARS) and (
+            after == len(line) or line[after] not in _IDENTIFIER_CHARS
+        ):
+            found.append(index)
+        index = line.find(name, index + 1)
+    return found
+
+
+def _in_comment(line: str, column: int) -> bool:
+    """Whether ``column`` is after a '#' that is not inside a simple string literal."""
+    if "#" not in line[:column]:
+        return False
+    quote: str | None = None
+    escaped = False
+    for char in line[:column]:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif quote:
+            quote = None if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char == "#":
+            return True
+    return False
 
 
 class GitStore:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.checks import severity_of
-from generator.gitstore import BlobText, GitStore, RepositoryUnavailable
+from generator.gitstore import BlobText, GitStore, RepositoryUnavailable, identifier_columns
 from generator.manifest import ConfigError, Manifest
 from generator.model import CodeRef, Finding, RefForm, ResolvedRef, Upstream
 
@@ -680,8 +680,10 @@ class Resolver:
         name = _last_name(ref.symbol)
         # In Python, a name in a comment or docstring does not count: `wake_up`'s docstring
         # mentioning `sleep` does not make lines of `wake_up` a reference to `sleep()`.
-        lines = blob.code_lines if path.endswith((".py", ".pyi")) else blob.lines
-        if _occurs(lines, name, ref.start, ref.end):
+        python = path.endswith((".py", ".pyi"))
+        if (python and blob.occurs_in_code(name, ref.start, ref.end)) or (
+            not python and _occurs(blob.lines, name, ref.start, ref.end)
+        ):
             return
         spans = definitions(tuple(blob.lines), name)
         if any(first <= ref.start and ref.end <= last for first, last in spans):
@@ -749,28 +751,12 @@ def _last_name(symbol: str) -> str:
     return symbol.replace("::", ".").rsplit(".", 1)[-1]
 
 
-_IDENTIFIER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
-
-
-def _occurs_in_line(line: str, name: str) -> bool:
-    """Whether ``name`` occurs in ``line`` as a whole identifier (a plain scan: no regex)."""
-    index = line.find(name)
-    while index != -1:
-        after = index + len(name)
-        if (index == 0 or line[index - 1] not in _IDENTIFIER_CHARS) and (
-            after == len(line) or line[after] not in _IDENTIFIER_CHARS
-        ):
-            return True
-        index = line.find(name, index + 1)
-    return False
-
-
 def _occurs(lines: list[str], name: str, start: int, end: int) -> bool:
-    return any(_occurs_in_line(line, name) for line in lines[start - 1 : end])
+    return any(identifier_columns(line, name) for line in lines[start - 1 : end])
 
 
 def _first_occurrence(lines: list[str], name: str) -> int:
-    return next(number for number, line in enumerate(lines, 1) if _occurs_in_line(line, name))
+    return next(number for number, line in enumerate(lines, 1) if identifier_columns(line, name))
 
 
 @functools.lru_cache(maxsize=1024)

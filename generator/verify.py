@@ -96,9 +96,19 @@ def collect(paths: Sequence[Path | str], docs_root: Path) -> list[PageFile]:
             for directory, subdirectories, names in os.walk(path):
                 subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
                 found.extend(Path(directory) / name for name in names if name.endswith(".md"))
+            # Resolve the directory once, not every page (resolving costs system calls per part).
+            try:
+                base: str | None = path.resolve().relative_to(docs_root).as_posix()
+            except ValueError:
+                base = None  # outside the docs root: pages are known by their file name
             for source in sorted(found):
-                display = _join_display(str(given), source.relative_to(path).as_posix())
-                files.append(PageFile(source, display, _relative_to(source, docs_root)))
+                relative = source.relative_to(path).as_posix()
+                display = _join_display(str(given), relative)
+                if base is None:
+                    rel = source.name
+                else:
+                    rel = relative if base == "." else f"{base}/{relative}"
+                files.append(PageFile(source, display, rel))
         elif path.is_file():
             files.append(PageFile(path, str(given), _relative_to(path, docs_root)))
         else:

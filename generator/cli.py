@@ -362,6 +362,9 @@ def _run_sync(args: argparse.Namespace) -> int:
                 continue
             result = sync.apply_sync(plan, manifest, notify=progress.show)
             progress.done()
+            if not plan.pages and not result.pin_moved:
+                print(f"  already at {target[:12]}: nothing to do")
+                continue
             reports = sync.write_reports(plan, args.report_dir)
             print(
                 f"  wrote {len(result.pages_written)} pages; pin "

@@ -218,7 +218,9 @@ def test_second_run_changes_nothing(synced_kb):
     result = cli(root, "sync", "up", "--no-fetch", "--to", target)
     assert result.returncode == 0
     assert "re-anchored 0 references on 0 pages" in result.stdout
+    assert f"already at {target[:12]}: nothing to do" in result.stdout
     assert snapshot(root) == before
+    assert len(list((root / ".cache" / "reports").iterdir())) == 2  # no empty second report
 
 
 def test_dry_run_writes_nothing_and_prints_the_changes(synced_kb):

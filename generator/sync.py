@@ -434,16 +434,9 @@ def report_markdown(plan: SyncPlan) -> str:
             for path, first, last in drift.candidates[:5]:
                 lines.append(f"- candidate: `{path}:{first}-{last}`")
             if drift.old_lines and drift.status is not DriftStatus.WAS_BROKEN:
-                lines += ["", f"Cited at {plan.old[:7]}:", "", "```", *drift.old_lines, "```"]
+                lines += ["", f"Cited at {plan.old[:7]}:", "", *_fenced(drift.old_lines)]
             if drift.new_lines:
-                lines += [
-                    "",
-                    f"Candidate at {plan.target[:7]}:",
-                    "",
-                    "```",
-                    *drift.new_lines,
-                    "```",
-                ]
+                lines += ["", f"Candidate at {plan.target[:7]}:", "", *_fenced(drift.new_lines)]
             lines.append("")
     moved = [d for d in plan.drifts if d.new_text]
     if moved:
@@ -455,6 +448,13 @@ def report_markdown(plan: SyncPlan) -> str:
             )
         lines.append("")
     return "\n".join(lines)
+
+
+def _fenced(code: list[str]) -> list[str]:
+    """Code in a fence longer than any backtick run inside it, so the report cannot break."""
+    longest = max((len(run) for line in code for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence, *code, fence]
 
 
 def write_reports(plan: SyncPlan, directory: Path) -> list[Path]:

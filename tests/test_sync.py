@@ -318,3 +318,10 @@ def test_interrupted_run_leaves_pages_old_or_new_and_a_rerun_finishes(tmp_path, 
         assert final[name].count(b"pkg/core.py:13") == 40
     assert f"pin: {target}".encode() in final["upstreams.yaml"]
     assert not list((root / "docs").glob(".*.tmp"))
+
+
+def test_report_fences_cannot_be_broken_by_the_cited_code():
+    from generator.sync import _fenced
+
+    assert _fenced(["x = 1"]) == ["```", "x = 1", "```"]
+    assert _fenced(['doc = """', "````", '"""']) == ["`````", 'doc = """', "````", '"""', "`````"]

@@ -22,6 +22,7 @@ link of a known host.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import keyword
 import re
@@ -208,6 +209,8 @@ def extract_refs(
         pieces.append(body[cursor:])
         body = "".join(pieces)
 
+    line_starts = layout.line_starts
+    fences = bool(layout.fences)
     for separator in _SEPARATOR.finditer(body, layout.body_start):
         position = separator.start()
         window = body[max(layout.body_start, position - _LOOKBACK) : position]
@@ -224,25 +227,28 @@ def extract_refs(
         match = _RANGE_AT.match(body, position)
         if match is None:
             continue
-        fence = layout.fence_at(begin)
-        if fence is not None and not _searchable_in(layout, fence, begin):
+        # One line lookup serves the position, the comment check and the symbol search.
+        line_index = bisect.bisect_right(line_starts, begin) - 1
+        line_start = line_starts[line_index]
+        fence = layout.fence_at(begin) if fences else None
+        if fence is not None and not _searchable_in(layout, fence, begin, line_start):
             continue
         start_text = match.group("start") or match.group("hstart")
         end_text = match.group("end")
         start = _line_number(start_text)
         end = _line_number(end_text) if end_text else start
-        line, column = layout.position(begin)
+        finish = match.end()
         refs.append(
             CodeRef(
-                page=page,
-                line=line,
-                column=column,
-                text=body[begin : match.end()],
-                form=form,
-                path=path,
-                start=start,
-                end=end,
-                symbol=_symbol_near(layout, begin, match.end()),
+                page,
+                line_index + 1,
+                begin - line_start + 1,
+                body[begin:finish],
+                form,
+                path,
+                start,
+                end,
+                _symbol_near(layout, begin, finish, line_start),
                 in_code_block=fence is not None,
             )
         )
@@ -297,10 +303,13 @@ def _searchable(layout: MarkdownLayout, offset: int) -> bool:
     return fence is None or _searchable_in(layout, fence, offset)
 
 
-def _searchable_in(layout: MarkdownLayout, fence: Fence, offset: int) -> bool:
+def _searchable_in(
+    layout: MarkdownLayout, fence: Fence, offset: int, line_start: int | None = None
+) -> bool:
     if fence.language == "mermaid":
         return True
-    line_start, _ = layout.line_bounds(offset)
+    if line_start is None:
+        line_start, _ = layout.line_bounds(offset)
     if line_start <= fence.start:
         return False  # the opening fence line itself
     before = layout.text[line_start:offset]
@@ -376,13 +385,19 @@ def _whole_file_refs(
     return refs
 
 
-def _symbol_near(layout: MarkdownLayout, start: int, end: int) -> str | None:
+def _symbol_near(
+    layout: MarkdownLayout, start: int, end: int, line_start: int | None = None
+) -> str | None:
     """The symbol a code span names right before the reference, or right after it in brackets.
 
     `` `sleep()` 实现（actor.py:276-288）`` names ``sleep``; so does a table row
     ``| `sleep()` | `actor.py:276` |`` and ``actor.py:276 (`sleep`)``.
     """
-    line_start, line_end = layout.line_bounds(start)
+    if line_start is None:
+        line_start, line_end = layout.line_bounds(start)
+    else:
+        newline = layout.text.find("\n", end)
+        line_end = len(layout.text) if newline == -1 else newline
     if "`" not in layout.text[line_start:line_end]:
         return None  # no code span on the line, so no symbol
     own = layout.code_span_at(start)

@@ -6,8 +6,10 @@ tool can measure are computed from the verifier's report and git, never ticked b
 - ``refs-valid``: every code reference resolves at its pin (count: references with an error);
 - ``links-valid``: no broken link or anchor (count: link-missing + anchor-missing findings);
 - ``pages-in-paths``: every page is in a learning path (count: pages in none);
-- ``diagrams-present``: every required Mermaid diagram is there (a page's ``diagrams: N``, or the
-  spec's ``acceptance: {diagrams: {KIND: N}}``; count: pages short of their diagrams);
+- ``diagrams-present``: every required Mermaid diagram is there (`generator.diagrams`: derived
+  from the page's kind, e.g. a ``pr-deep-dive`` draws one in sections 2.1, 4.2, 4.3 and 5 or
+  says ``N/A - reason``; a page's ``diagrams: N`` or the spec's
+  ``acceptance: {diagrams: {KIND: N}}`` overrides; count: pages short of their diagrams);
 - ``pins-fresh``: no page's pin is more than N commits behind its upstream's tracked branch
   (``acceptance: {max_commits_behind: N}``, default 20; counted with ``git rev-list`` in the
   clone; not measurable, with the reason, when the clone or the commit is missing).
@@ -20,6 +22,7 @@ JSON schema (version 1; fields are only ever added)::
                                     "refs": int, "ref_errors": int, "ref_warnings": int,
                                     "broken_links": int, "errors": int, "warnings": int,
                                     "paths": [str], "diagrams": int, "diagrams_required": int,
+                                    "diagrams_met": int, "diagrams_missing": [str],
                                     "commits_behind": int|null}]},
                 "criteria": [{"id": str, "title": str, "met": bool|null, "count": int|null,
                               "total": int|null, "detail": str}],
@@ -34,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.diagrams import diagram_status
 from generator.manifest import Manifest
 from generator.model import Severity
 from generator.paths import NO_PATH_KINDS, as_list
@@ -59,7 +63,11 @@ class PageHealth:
     warnings: int = 0
     paths: list[str] = field(default_factory=list)
     diagrams: int = 0
+    """Mermaid diagrams on the page, in all."""
     diagrams_required: int = 0
+    diagrams_met: int = 0
+    """Required diagrams present (or ``N/A - reason``), of ``diagrams_required``."""
+    diagrams_missing: list[str] = field(default_factory=list)
     commits_behind: int | None = None
     behind_reason: str | None = None
     kind: str | None = None
@@ -79,6 +87,8 @@ class PageHealth:
             "paths": self.paths,
             "diagrams": self.diagrams,
             "diagrams_required": self.diagrams_required,
+            "diagrams_met": self.diagrams_met,
+            "diagrams_missing": self.diagrams_missing,
             "commits_behind": self.commits_behind,
         }
 
@@ -126,19 +136,26 @@ def build_board(
     max_behind: int | None = None,
 ) -> Board:
     curriculum = governance.curriculum
+    overrides = governance.diagram_overrides()
     health: dict[str, PageHealth] = {}
     for page in governance.pages:
         entry = curriculum.pages.get(page.rel)
         status = normalise("status", page.meta.get("status"))[0]
-        required = page.meta.get("diagrams")
+        diagrams = diagram_status(page, overrides.get(page.rel))
         health[page.display] = PageHealth(
             page=page.display,
             rel=page.rel,
             title=entry.title if entry else page.rel,
             status=status,
             paths=list(entry.paths) if entry else [],
-            diagrams=mermaid_count(page.body) if page.text is not None else 0,
-            diagrams_required=required if isinstance(required, int) else 0,
+            diagrams=(
+                diagrams.present
+                if diagrams
+                else (mermaid_count(page.body) if page.text is not None else 0)
+            ),
+            diagrams_required=diagrams.required if diagrams else 0,
+            diagrams_met=diagrams.met if diagrams else 0,
+            diagrams_missing=diagrams.missing if diagrams else [],
             kind=entry.kind if entry else None,
             exempt_from_paths=bool(entry and (entry.index_of or entry.kind in NO_PATH_KINDS)),
         )
@@ -175,10 +192,6 @@ def build_board(
         assigned.update(p.page for p in pages)
         acceptance = spec.meta.get("acceptance")
         acceptance = acceptance if isinstance(acceptance, dict) else {}
-        kinds = acceptance.get("diagrams") if isinstance(acceptance.get("diagrams"), dict) else {}
-        for item in pages:
-            if not item.diagrams_required and isinstance(kinds.get(item.kind), int):
-                item.diagrams_required = kinds[item.kind]
         limit = max_behind
         if limit is None:
             value = acceptance.get("max_commits_behind")
@@ -211,7 +224,9 @@ def _criteria(pages: list[PageHealth], limit: int) -> list[Criterion]:
     unplaced = [p for p in live if not p.paths and not _exempt(p)]
     placed_total = len([p for p in live if not _exempt(p)])
     needing = [p for p in live if p.diagrams_required]
-    short = [p for p in needing if p.diagrams < p.diagrams_required]
+    short = [p for p in needing if p.diagrams_met < p.diagrams_required]
+    required_diagrams = sum(p.diagrams_required for p in needing)
+    met_diagrams = sum(p.diagrams_met for p in needing)
     measured = [p for p in live if p.commits_behind is not None]
     stale = [p for p in measured if p.commits_behind is not None and p.commits_behind > limit]
     unmeasured = [p for p in live if p.commits_behind is None and p.refs]
@@ -271,9 +286,17 @@ def _criteria(pages: list[PageHealth], limit: int) -> list[Criterion]:
             not short,
             len(short),
             len(needing),
-            f"{len(short)} of {len(needing)} pages that require diagrams lack some"
+            (
+                f"{len(short)} of {len(needing)} pages that require diagrams lack some "
+                f"({met_diagrams} of {required_diagrams} required diagrams present)"
+                + (
+                    ": " + "; ".join(f"{p.rel}: {', '.join(p.diagrams_missing)}" for p in short[:3])
+                    if short
+                    else ""
+                )
+            )
             if needing
-            else "no page requires a diagram (set 'diagrams: N' on a page)",
+            else "no page requires a diagram (a pr-deep-dive does; or set 'diagrams: N')",
         ),
         fresh,
     ]
@@ -376,6 +399,10 @@ def format_board_text(board: Board) -> str:
             lines.append(f"    {status}")
             for page in pages:
                 behind = "" if page.commits_behind is None else f", {page.commits_behind} behind"
+                if page.diagrams_required:
+                    behind += f", diagrams {page.diagrams_met}/{page.diagrams_required}"
+                    if page.diagrams_missing:
+                        behind += " (missing: " + "; ".join(page.diagrams_missing) + ")"
                 lines.append(
                     f"      {page.page}  refs {page.refs} ({page.ref_errors} errors, "
                     f"{page.ref_warnings} warnings), broken links {page.broken_links}"
@@ -394,23 +421,86 @@ def format_board_text(board: Board) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def format_board_markdown(board: Board, link_prefix: str = "") -> str:
-    """The board as a Markdown page body (for the site); links are docs-relative + prefix."""
+def _cell(text: object) -> str:
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _count(criterion: Criterion) -> str:
+    if criterion.count is None:
+        return "–"
+    return (
+        f"{criterion.count} of {criterion.total}"
+        if criterion.total is not None
+        else str(criterion.count)
+    )
+
+
+def _markdown_mark(criterion: Criterion) -> str:
+    return {True: "met", False: "**not met**", None: "n/a"}[criterion.met]
+
+
+def format_board_markdown(board: Board, link_prefix: str = "", intro: str = "") -> str:
+    """The board as a Markdown page (for the site): per spec, its computed criteria with the
+    count behind each, then its pages grouped by status with their reference health.
+
+    Page links are ``link_prefix`` + the page's docs-relative path.
+    """
     out = ["# Spec board", ""]
+    if intro:
+        out += [intro, ""]
+    if not board.cards:
+        out += ["No spec governs this knowledge base yet (`python -m generator new spec`).", ""]
     for card in board.cards:
         spec = card.spec
-        out += [f"## {spec.title}", "", f"`{spec.id}` · status **{spec.status}**", ""]
-        out += ["| Criterion | Result | Detail |", "|---|---|---|"]
+        facts = [f"`{spec.id}`", f"status **{spec.status or '?'}**"]
+        if spec.priority:
+            facts.append(f"priority {spec.priority}")
+        facts.append(f"plan {card.plan[0]}/{card.plan[1]} done")
+        facts.append(f"test {card.test[0]}/{card.test[1]} ticked")
+        met = sum(1 for c in card.criteria if c.met)
+        out += [f"## {spec.title}", "", " · ".join(facts), ""]
+        out += [f"### Acceptance criteria: {met} of {len(card.criteria)} met", ""]
+        out += ["| Criterion | Result | Count | Detail |", "|---|---|---|---|"]
         for criterion in card.criteria:
-            out.append(f"| {criterion.title} | {_mark(criterion)} | {criterion.detail} |")
-        out += ["", "| Page | Status | Refs | Ref errors | Broken links | Paths |"]
-        out.append("|---|---|---|---|---|---|")
-        for status, pages in card.pages.items():
-            for page in pages:
-                title = page.title.replace("|", "\\|")
-                out.append(
-                    f"| [{title}]({link_prefix}{page.rel}) | {status} | {page.refs} | "
-                    f"{page.ref_errors} | {page.broken_links} | {', '.join(page.paths)} |"
-                )
+            out.append(
+                f"| {_cell(criterion.title)} | {_markdown_mark(criterion)} | "
+                f"{_count(criterion)} | {_cell(criterion.detail)} |"
+            )
         out.append("")
+        total = sum(len(pages) for pages in card.pages.values())
+        out += [f"### Pages by status ({total})", ""]
+        if not total:
+            out += ["No page names this spec yet.", ""]
+        for status, pages in card.pages.items():
+            out += [f"#### {status} ({len(pages)})", ""]
+            out += _pages_table(pages, link_prefix)
+    if board.unassigned:
+        out += [f"## Pages governed by no spec ({len(board.unassigned)})", ""]
+        out += _pages_table(board.unassigned, link_prefix)
     return "\n".join(out)
+
+
+def _pages_table(pages: list[PageHealth], link_prefix: str) -> list[str]:
+    out = [
+        "| Page | Refs | Ref errors | Ref warnings | Broken links | Diagrams | Commits behind "
+        "| Paths |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for page in pages:
+        title = page.title.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+        href = (link_prefix + page.rel).replace(" ", "%20")
+        if page.diagrams_required:
+            diagrams = f"{page.diagrams_met}/{page.diagrams_required}"
+            diagrams += (
+                " met" if not page.diagrams_missing else ": " + "; ".join(page.diagrams_missing)
+            )
+        else:
+            diagrams = f"{page.diagrams} (none required)"
+        behind = "–" if page.commits_behind is None else str(page.commits_behind)
+        out.append(
+            f"| [{_cell(title)}]({href}) | {page.refs} | {page.ref_errors} | "
+            f"{page.ref_warnings} | {page.broken_links} | {_cell(diagrams)} | {behind} | "
+            f"{_cell(', '.join(page.paths) or 'none')} |"
+        )
+    out.append("")
+    return out

@@ -86,6 +86,12 @@ CHECKS: dict[str, Check] = {
         # Site build (generator/site): reported by `mkdocs build`, which --strict fails on.
         Check("frontmatter-missing", _W, "the page has no frontmatter (no title, level or path)"),
         Check("mermaid-syntax", _W, "a Mermaid diagram cannot render (unknown type, unclosed)"),
+        # Required diagrams (generator/diagrams.py): from the page's kind or `diagrams: N`.
+        Check(
+            "diagram-missing",
+            _W,
+            "a diagram the page's kind requires is missing (or not 'N/A - reason')",
+        ),
     ]
 }
 

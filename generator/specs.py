@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.diagrams import diagram_findings
 from generator.model import Finding, Severity
 from generator.pages import Page, parse_page
 from generator.paths import (
@@ -753,13 +754,35 @@ class Governance:
     governed: bool
     spec_findings: list[Finding]
     page_findings: list[Finding]
+    diagram_findings: list[Finding] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Finding]:
         return sorted(
-            [*self.spec_findings, *self.page_findings, *self.curriculum.findings],
+            [
+                *self.spec_findings,
+                *self.page_findings,
+                *self.curriculum.findings,
+                *self.diagram_findings,
+            ],
             key=Finding.sort_key,
         )
+
+    def spec_of(self, page: Page) -> Spec | None:
+        named = page.meta.get("spec")
+        return find_spec(self.specs, str(named)) if named not in (None, "") else None
+
+    def diagram_overrides(self) -> dict[str, int]:
+        """Each page's required diagram count from its spec's ``acceptance.diagrams``."""
+        overrides: dict[str, int] = {}
+        for page in self.pages:
+            spec = self.spec_of(page)
+            acceptance = spec.meta.get("acceptance") if spec is not None else None
+            kinds = acceptance.get("diagrams") if isinstance(acceptance, dict) else None
+            value = kinds.get(page.meta.get("kind")) if isinstance(kinds, dict) else None
+            if isinstance(value, int) and not isinstance(value, bool):
+                overrides[page.rel] = value
+        return overrides
 
     def pages_of(self, spec: Spec) -> list[Page]:
         return [
@@ -771,29 +794,46 @@ class Governance:
 
 
 def load_governance(
-    root: Path, docs_root: Path, pages: Sequence[Page] | None = None, prefix: str | None = None
+    root: Path,
+    docs_root: Path,
+    pages: Sequence[Page] | None = None,
+    prefix: str | None = None,
+    *,
+    walk: bool = True,
+    curriculum: Curriculum | None = None,
+    findings: bool = True,
 ) -> Governance:
-    """Read config, specs and every page under ``docs_root`` (reusing ``pages`` by ``rel``)."""
+    """Read config, specs and every page under ``docs_root`` (reusing ``pages`` by ``rel``).
+
+    For a caller that already has its pages and their curriculum (the site build): ``walk=False``
+    takes ``pages`` as the whole knowledge base, ``curriculum`` is reused, and ``findings=False``
+    skips the checks, whose findings that caller already has from the verifier.
+    """
     known = {page.rel: page for page in pages or ()}
     shown = prefix if prefix is not None else _display(docs_root, root)
-    all_pages = load_pages(docs_root, shown, reuse=known) if docs_root.is_dir() else []
-    loaded = {page.rel for page in all_pages}
-    all_pages.extend(page for rel, page in known.items() if rel not in loaded)
+    if walk:
+        all_pages = load_pages(docs_root, shown, reuse=known) if docs_root.is_dir() else []
+        loaded = {page.rel for page in all_pages}
+        all_pages.extend(page for rel, page in known.items() if rel not in loaded)
+    else:
+        all_pages = sorted(known.values(), key=lambda page: page.rel)
     governed = is_governed(root)
     config = load_config(root)
     specs = load_specs(config) if governed else []
-    curriculum = build_curriculum(all_pages)
-    return Governance(
+    governance = Governance(
         root=root,
         docs_root=docs_root,
         config=config,
         specs=specs,
         pages=all_pages,
-        curriculum=curriculum,
+        curriculum=curriculum if curriculum is not None else build_curriculum(all_pages),
         governed=governed,
-        spec_findings=spec_findings(specs, config) if governed else [],
-        page_findings=page_findings(all_pages, specs) if governed else [],
+        spec_findings=spec_findings(specs, config) if governed and findings else [],
+        page_findings=page_findings(all_pages, specs) if governed and findings else [],
     )
+    if findings:
+        governance.diagram_findings = diagram_findings(all_pages, governance.diagram_overrides())
+    return governance
 
 
 def governance_findings(root: Path, docs_root: Path, pages: Sequence[Page]) -> list[Finding]:
@@ -806,7 +846,11 @@ def governance_findings(root: Path, docs_root: Path, pages: Sequence[Page]) -> l
     displays = {page.display for page in pages}
     findings = [
         f
-        for f in [*governance.page_findings, *governance.curriculum.findings]
+        for f in [
+            *governance.page_findings,
+            *governance.curriculum.findings,
+            *governance.diagram_findings,
+        ]
         if f.page in displays
     ]
     if {page.rel for page in pages} >= {page.rel for page in governance.pages}:

@@ -193,6 +193,11 @@ class Verifier:
         report.blob_reads = self.resolver.blob_reads
         return report
 
+    def parsed_page(self, rel: str) -> Page | None:
+        """The page at ``rel`` (relative to the docs root) as this verifier last read it."""
+        parsed = self._parsed.get(rel)
+        return parsed.page if parsed is not None else None
+
     def _parse(self, file: PageFile) -> _Parsed:
         page = parse_page(file.source.read_bytes(), file.source, file.display, file.rel)
         layout = scan(page.text, page.body_start) if page.text is not None else None

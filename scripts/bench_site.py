@@ -7,7 +7,8 @@ Two corpora, each built in the same run with and without the plugin (verificatio
 nav and learning-path boxes); everything else in mkdocs.yml (Material, search with jieba, tags,
 Mermaid fences) stays the same:
 
-* the demo (``docs/`` and ``upstreams.yaml`` of this repository, after ``make demo-upstreams``);
+* the demo (``docs/``, ``specs/`` and ``upstreams.yaml`` of this repository, after
+  ``make demo-upstreams``), so the plugin's build also generates the spec board;
 * a generated corpus of PAGES pages with 20 references each into one generated upstream, in
   four learning paths.
 
@@ -87,6 +88,9 @@ def compare(name: str, root: Path, runs: int) -> float:
 def demo_corpus(directory: Path) -> Path:
     root = directory / "demo"
     shutil.copytree(ROOT / "docs", root / "docs")
+    # The specs too, so the build with the plugin also generates the spec board.
+    shutil.copytree(ROOT / "specs", root / "specs")
+    shutil.copytree(ROOT / ".lean-spec", root / ".lean-spec")
     manifest = (ROOT / "upstreams.yaml").read_text("utf-8")
     cache = ROOT / ".cache" / "upstreams"
     if not cache.is_dir():

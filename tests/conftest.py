@@ -201,6 +201,8 @@ def demo_site(tmp_path_factory: pytest.TempPathFactory, demo_clones: Path) -> Pa
     """The demo knowledge base built once with `mkdocs build --strict`; returns its root."""
     root = tmp_path_factory.mktemp("demo-site")
     shutil.copytree(ROOT / "docs", root / "docs")
+    shutil.copytree(ROOT / "specs", root / "specs")  # governed: the build adds the spec board
+    shutil.copytree(ROOT / ".lean-spec", root / ".lean-spec")
     shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
     manifest = (ROOT / "upstreams.yaml").read_text("utf-8")
     manifest = manifest.replace("cache_dir: .cache/upstreams", f"cache_dir: {demo_clones}")

@@ -282,3 +282,21 @@ def test_the_draft_banner_shows(browser, server):
         " return b && r.height > 0 ? b.textContent.trim() : null; })()"
     )
     assert banner and banner.startswith("草稿")
+
+
+def test_the_spec_board_is_in_the_nav_and_shows_the_computed_criteria(browser, server):
+    browser.navigate(server)
+    href = browser.evaluate(
+        "[...document.querySelectorAll('nav.md-nav--primary a')]"
+        ".find(a => a.textContent.trim() === 'Spec board').href"
+    )
+    assert href == server + "board/"
+    browser.navigate(href)
+    rows = browser.wait_for(
+        "(() => { const rows = [...document.querySelectorAll('article table tr')]"
+        ".map(r => [...r.cells].map(c => c.textContent.trim()));"
+        " return rows.length ? rows : null; })()"
+    )
+    diagrams = next(row for row in rows if row[0] == "every required diagram present")
+    assert diagrams[1:3] == ["met", "0 of 1"]
+    browser.screenshot(ARTIFACTS / "board.png")

@@ -4,6 +4,7 @@ learning-path navigation, tags, offline Mermaid, and bad input that never crashe
 from __future__ import annotations
 
 import hashlib
+import importlib
 import itertools
 import re
 import shutil
@@ -17,7 +18,14 @@ from generator.extract import scan
 from generator.manifest import ConfigError, load_manifest
 from generator.model import CodeRef, RefForm, ResolvedRef, Upstream
 from generator.report import format_text
-from generator.site.codelinks import apply_links, code_url, pattern_problem, plan_links
+from generator.site.codelinks import (
+    apply_links,
+    code_url,
+    mark_links,
+    pattern_problem,
+    plan_links,
+    unmark_links,
+)
 from generator.site.plugin import format_finding
 from generator.slugs import slugify
 from generator.verify import Report
@@ -178,16 +186,57 @@ def test_plan_links_in_prose_code_spans_and_not_in_links_code_blocks_or_headings
     refs[-1].ref.in_code_block = True
     links = plan_links(scan(source), refs, {"lib": UPSTREAM})
     output = apply_links(source, links)
-    title = '"lib@79841b4"'
-    assert f"[lib/a.py:10-20](https://github.com/acme/lib/blob/{PIN}/lib/a.py#L10-L20 {title})" in (
-        output
-    )
-    assert f"[`lib/b.py:3`](https://github.com/acme/lib/blob/{PIN}/lib/b.py#L3 {title})" in output
+    title = 'title="lib@79841b4"'
+    assert (
+        f'<a href="https://github.com/acme/lib/blob/{PIN}/lib/a.py#L10-L20" {title}>'
+        "lib/a.py:10-20</a>"
+    ) in output
+    assert (
+        f'<a href="https://github.com/acme/lib/blob/{PIN}/lib/b.py#L3" {title}>`lib/b.py:3`</a>'
+    ) in output
+    # Markdown renders the code span inside the link, and the tooltip.
+    html = markdown.markdown(output)
+    assert f'<a href="https://github.com/acme/lib/blob/{PIN}/lib/b.py#L3" {title}><code>' in html
     assert "[already](lib/c.py:4)" in output  # not linked twice
     assert "# Heading lib/h.py:1\n" in output
     assert "Broken lib/e.py:99." in output
     assert "x = 1  # lib/d.py:5\n" in output
     assert len(links) == 2
+
+
+def test_marked_links_render_to_the_same_html_as_inline_links():
+    source = textwrap.dedent(
+        """\
+        # Title
+
+        Prose lib/a.py:10-20 and `lib/b.py:3`, *also lib/c.py:4*.
+
+        ## A heading `lib/h.py:2`
+
+        | cell `lib/d.py:5` |
+        |---|
+        """
+    )
+    refs = [
+        resolved("lib/a.py:10-20", source),
+        resolved("`lib/b.py:3`", source),
+        resolved("lib/c.py:4", source),
+        resolved("`lib/h.py:2`", source),
+        resolved("`lib/d.py:5`", source),
+    ]
+    links = plan_links(scan(source), refs, {"lib": UPSTREAM})
+    assert len(links) == 4  # not the one on a heading line (below the first line too)
+    marked, ordered = mark_links(source, links)
+    assert "](" not in marked and "<a" not in marked
+    extensions = ["tables", "toc"]
+    expected = markdown.markdown(apply_links(source, links), extensions=extensions)
+    html = unmark_links(markdown.markdown(marked, extensions=extensions), ordered)
+    assert html == expected
+    assert html.count('title="lib@79841b4"') == 4
+    assert '<h2 id="a-heading-libhpy2">A heading <code>lib/h.py:2</code></h2>' in html
+    # A span Markdown split across elements is left unlinked, and no marker survives.
+    broken = unmark_links("<p>\ue0000\ue001x</p><p>y\ue002</p>", ordered)
+    assert broken == "<p>x</p><p>y</p>"
 
 
 def test_a_ref_whose_text_moved_is_left_alone():
@@ -289,6 +338,12 @@ def test_the_search_index_segments_chinese(demo_site):
         doc["text"] for doc in index["docs"] if doc["location"].startswith("analysis/fsdp-actor")
     )
     assert "\u200b显存\u200b" in text or "显存\u200b" in text
+    # The per-tag pages only repeat page titles: the tag index is searchable, they are not.
+    locations = {doc["location"].split("#")[0] for doc in index["docs"]}
+    assert "tags/" in locations and "board/" in locations
+    assert not [
+        location for location in locations if location.startswith("tags/") and location != "tags/"
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -475,3 +530,148 @@ def test_the_pre_commit_hook_runs_the_verifier(demo_kb):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "all good" in result.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# The spec board, a page of the site
+
+
+def board_rows(html: str) -> list[list[str]]:
+    rows = re.findall(r"<tr>(.*?)</tr>", html, re.S)
+    return [
+        [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<t[dh]>(.*?)</t[dh]>", r)]
+        for r in rows
+    ]
+
+
+def test_the_spec_board_is_a_generated_page_of_the_demo_site(demo_site):
+    assert not (demo_site / "docs" / "board.md").exists()  # generated, never written to docs/
+    page = html_of(demo_site, "board")
+    assert "minitrain knowledge base" in page and "001-minitrain-knowledge-base" in page
+    assert "Acceptance criteria: 5 of 5 met" in page
+    rows = board_rows(page)
+    criteria = {row[0]: row[1:3] for row in rows if len(row) == 4}
+    assert criteria["all code references valid at their pin"] == ["met", "0 of 252"]
+    assert criteria["every required diagram present"] == ["met", "0 of 1"]
+    assert criteria["every page in a learning path"] == ["met", "0 of 4"]
+    # Pages grouped by status, each with its reference health and required diagrams.
+    headings = re.findall(r"<h4[^>]*>(.*?)<", page)
+    assert headings == ["draft (1)", "in-progress (1)", "complete (5)"]
+    pr = next(row for row in rows if row[0].startswith("PR #2 deep dive"))
+    assert pr[1:5] == ["53", "0", "0", "0"] and pr[5] == "4/4 met"
+    assert 'href="../analysis/pr-2-grad-clip-offload/"' in page
+    # In the nav, from every page.
+    assert 'href="board/"' in html_of(demo_site, "") and "Spec board" in html_of(demo_site, "")
+
+
+@pytest.fixture
+def governed_kb(site_kb):
+    """The small knowledge base governed by a spec (every page names it)."""
+    root = site_kb.root
+    spec = root / "specs" / "001-lib-notes" / "README.md"
+    spec.parent.mkdir(parents=True)
+    spec.write_text(
+        "---\nstatus: in-progress\ncreated: '2025-01-01'\n---\n\n# Lib notes\n\n"
+        "## Overview\n\nNotes on lib.\n\n## Plan\n\n- [x] one page\n- [ ] a PR deep dive\n",
+        "utf-8",
+    )
+    lifecycle = "status: complete\ncreated: '2025-01-02'\nspec: 001-lib-notes\n"
+    for rel in ("index.md", "paths/start.md", "one.md"):
+        path = root / "docs" / rel
+        path.write_text(path.read_text("utf-8").replace("---\n", "---\n" + lifecycle, 1))
+    return site_kb
+
+
+PR_DEEP_DIVE = """\
+---
+title: PR 7
+kind: pr-deep-dive
+status: complete
+created: '2025-01-03'
+spec: 001-lib-notes
+level: beginner
+paths: [start]
+upstream: lib
+---
+# PR 7
+
+`nosuch()` is at `lib/core.py:6-7`.
+
+## 2. Big picture
+
+### 2.1 Before vs after
+
+```mermaid
+graph LR
+  A --> B
+```
+
+## 4. Execution path
+
+### 4.2 Call chain
+
+```mermaid
+graph TD
+  A --> B
+```
+
+### 4.3 Data flow
+
+N/A - nothing flows.
+"""
+
+
+def test_the_board_page_shows_missing_diagrams_and_ref_health_from_this_build(governed_kb):
+    governed_kb.page("pr.md", PR_DEEP_DIVE, dedent=False)
+    result = build(governed_kb, "--no-strict")
+    assert result.returncode == 0, result.stderr
+    assert "docs/pr.md:26:1: warning[diagram-missing] section 4.2 (call chain)" in result.stderr
+    assert "warning[diagram-missing] section 5 (module relationships) is missing" in result.stderr
+    assert result.stderr.count("knowledge-base: checked") == 1
+    page = (governed_kb.root / "site" / "board" / "index.html").read_text("utf-8")
+    rows = board_rows(page)
+    criteria = {row[0]: row[1:3] for row in rows if len(row) == 4}
+    assert criteria["every required diagram present"] == ["not met", "1 of 1"]
+    assert criteria["all code references valid at their pin"] == ["met", "0 of 2"]
+    pr = next(row for row in rows if row[0] == "PR 7")
+    assert pr[1:4] == ["1", "0", "1"]  # one reference, with a warning (symbol not found)
+    assert pr[5].startswith("2/4: section 4.2 (call chain) has a graph, not a Mermaid seq")
+    assert "section 5 (module relationships) is missing" in pr[5]
+    assert "Computed by this build from its own verification: 4 pages" in page
+    assert not (governed_kb.root / "docs" / "board.md").exists()
+    # --strict fails on the missing diagrams (warnings).
+    assert build(governed_kb, "--strict").returncode == 1
+
+
+def test_the_board_reuses_the_builds_verification(governed_kb, monkeypatch):
+    """One verification per build: the board is computed from its report, never verified again."""
+    from mkdocs.commands.build import build as build_site
+    from mkdocs.config import load_config
+
+    verify_module = importlib.import_module("generator.verify")
+    calls: list[int] = []
+    original = verify_module.Verifier.verify
+
+    def counting(self, files, progress=None):  # type: ignore[no-untyped-def]
+        calls.append(len(files))
+        return original(self, files, progress)
+
+    monkeypatch.setattr(verify_module.Verifier, "verify", counting)
+    monkeypatch.setattr(verify_module, "verify", lambda *a, **k: pytest.fail("verified again"))
+    monkeypatch.chdir(governed_kb.root)
+    config = load_config(str(governed_kb.root / "mkdocs.yml"))
+    config.plugins.on_startup(command="build", dirty=False)
+    try:
+        build_site(config)
+    finally:
+        config.plugins.on_shutdown()
+    assert calls == [3]
+    page = (governed_kb.root / "site" / "board" / "index.html").read_text("utf-8")
+    assert "Lib notes" in page and "3 pages, 1 code references" in page
+
+
+def test_no_board_without_specs(site_kb):
+    result = build(site_kb, "--strict")
+    assert result.returncode == 0, result.stderr
+    assert not (site_kb.root / "site" / "board").exists()
+    assert "Spec board" not in (site_kb.root / "site" / "index.html").read_text("utf-8")

@@ -149,3 +149,119 @@ def test_board_json_on_the_repository(demo_kb):
     pages = [p["page"] for group in card["pages"].values() for p in group]
     assert "docs/analysis/pr-2-review.md" in pages
     assert sum(len(g) for g in card["pages"].values()) == 7
+
+
+# ---------------------------------------------------------------------------------------------
+# Required diagrams, derived from the page kind (seed 000: sections 2.1, 4.2, 4.3 and 5)
+
+
+PR_PAGE = "docs/analysis/pr-2-grad-clip-offload.md"
+
+
+def board(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "generator", "specs", "board", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+def pr_card(root: Path) -> tuple[dict, dict]:
+    result = board(root, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    [card] = json.loads(result.stdout)["specs"]
+    page = next(
+        p
+        for group in card["pages"].values()
+        for p in group
+        if p["page"].endswith("pr-2-grad-clip-offload.md")
+    )
+    criterion = next(c for c in card["criteria"] if c["id"] == "diagrams-present")
+    return page, criterion
+
+
+def test_the_demo_pr_deep_dive_has_its_four_required_diagrams():
+    page, criterion = pr_card(ROOT)
+    assert (page["diagrams_required"], page["diagrams_met"], page["diagrams_missing"]) == (4, 4, [])
+    assert (criterion["met"], criterion["count"], criterion["total"]) == (True, 0, 1)
+    assert "4 of 4 required diagrams present" in criterion["detail"]
+
+
+def test_a_pr_deep_dive_without_its_diagrams_gets_findings_and_an_unmet_criterion(tmp_path):
+    root = kb(tmp_path)
+    page = root / PR_PAGE
+    text = page.read_text("utf-8")
+    # 4.2: a flowchart where the seed asks for a sequenceDiagram.
+    text = text.replace("```mermaid\nsequenceDiagram", "```mermaid\ngraph TD", 1)
+    # 4.3: the diagram is gone.
+    start = text.index('```mermaid\ngraph TD\n    A["param.grad')
+    text = (
+        text[:start]
+        + "The gradient is reduce-scattered.\n"
+        + text[text.index("```\n", start) + 4 :]
+    )
+    # 5: not applicable, with a reason: accepted instead of a diagram.
+    start = text.index("```mermaid\nclassDiagram")
+    text = (
+        text[:start]
+        + "N/A - no class changes its relationships\n"
+        + text[text.index("```\n", start) + 4 :]
+    )
+    page.write_text(text, "utf-8")
+    lines = text.splitlines()
+    found = [f for f in validate(root, root / "docs") if f.check == "diagram-missing"]
+    assert [(f.page, lines[f.line - 1]) for f in found] == [
+        (PR_PAGE, "### 4.2 Call Chain Visualization"),
+        (PR_PAGE, "### 4.3 Data Flow"),
+    ]
+    assert all(f.severity.value == "warning" for f in found)
+    assert "has a graph, not a Mermaid sequenceDiagram" in found[0].message
+    assert "has no Mermaid flowchart" in found[1].message
+    assert "N/A - reason" in found[1].suggestion
+
+    page_health, criterion = pr_card(root)
+    assert page_health["diagrams_required"] == 4 and page_health["diagrams_met"] == 2
+    assert len(page_health["diagrams_missing"]) == 2
+    assert (criterion["met"], criterion["count"], criterion["total"]) == (False, 1, 1)
+    assert "2 of 4 required diagrams present" in criterion["detail"]
+    text_board = board(root).stdout
+    assert "NOT MET" in text_board and "diagrams 2/4 (missing: section 4.2" in text_board
+    assert board(root, "--check").returncode == 1
+
+
+def test_diagrams_n_overrides_for_other_kinds_and_drafts_are_counted_not_reported(tmp_path):
+    root = kb(tmp_path)
+    review = root / "docs/analysis/pr-2-review.md"
+    text = review.read_text("utf-8")
+    review.write_text(text.replace("kind: review\n", "kind: review\ndiagrams: 3\n", 1), "utf-8")
+    found = [f for f in validate(root, root / "docs") if f.check == "diagram-missing"]
+    assert [(f.page, f.line) for f in found] == [("docs/analysis/pr-2-review.md", 4)]
+    assert "requires 3 Mermaid diagram(s) (diagrams: 3) and has 1" in found[0].message
+    # The same page as a draft: unfinished, so no finding, but the board still counts it.
+    review.write_text(
+        review.read_text("utf-8").replace("status: in-progress", "status: draft"), "utf-8"
+    )
+    assert not [f for f in validate(root, root / "docs") if f.check == "diagram-missing"]
+    result = json.loads(board(root, "--format", "json").stdout)
+    criterion = next(c for c in result["specs"][0]["criteria"] if c["id"] == "diagrams-present")
+    assert (criterion["met"], criterion["count"], criterion["total"]) == (False, 1, 2)
+
+
+def test_the_verifier_reports_a_missing_required_diagram(demo_kb):
+    page = demo_kb / PR_PAGE
+    text = page.read_text("utf-8").replace("```mermaid\nclassDiagram", "```text\nclassDiagram")
+    page.write_text(text, "utf-8")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "verify_code_refs.py"), "docs/", "--strict"],
+        cwd=demo_kb,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    line = text.splitlines().index("## 5. Module Relationships") + 1
+    assert f"{PR_PAGE}:{line}:1: warning[diagram-missing] section 5 (module relationships)" in (
+        result.stdout
+    )
+    assert "0 errors, 1 warning" in result.stdout

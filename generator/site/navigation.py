@@ -9,6 +9,7 @@ like any other link.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections.abc import Iterable
 from typing import Any
@@ -50,6 +51,7 @@ _WORDS: dict[str, dict[str, str]] = {
         "other": "Other pages",
         "home": "Home",
         "tags": "Tags",
+        "board": "Spec board",
         "problem": "by problem",
         "pages": "pages",
     },
@@ -78,6 +80,7 @@ _WORDS: dict[str, dict[str, str]] = {
         "other": "其他页面",
         "home": "首页",
         "tags": "标签",
+        "board": "规格看板",
         "problem": "按问题",
         "pages": "页",
     },
@@ -102,9 +105,15 @@ def level_name(level: str | None, lang: str | None) -> str:
 
 def link(title: str, target: str, from_rel: str) -> str:
     """A Markdown link from page ``from_rel`` to page ``target`` (both docs-relative)."""
-    href = posixpath.relpath(target, posixpath.dirname(from_rel) or ".")
+    href = _relpath(target, posixpath.dirname(from_rel) or ".")
     label = title.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
     return f"[{label}]({href.replace(' ', '%20')})"
+
+
+@functools.lru_cache(maxsize=65536)
+def _relpath(target: str, start: str) -> str:
+    """``posixpath.relpath``, remembered: every page links the same few pages of its paths."""
+    return posixpath.relpath(target, start)
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,15 +12,19 @@ build, in ``on_files``:
 2. the nav is computed from frontmatter (unless mkdocs.yml has a hand-written ``nav:``);
    archived pages leave it;
 3. Mermaid is copied into the site from where the set-up installed it (`make mermaid`), so no
-   page requests anything from a CDN, and one page per tag is generated for the tags plugin.
+   page requests anything from a CDN, and one page per tag is generated for the tags plugin;
+4. in a governed knowledge base (``specs/``), the spec board (`generator.board`) becomes the
+   generated page ``board.md``, computed from this build's report and curriculum.
 
-Per page, in ``on_page_markdown``: code references become links to the pinned upstream lines
-(`codelinks`), and the generated lists, banner, prerequisites and path navigation are added
-(`navigation`). The Markdown sources are never written.
+Per page, in ``on_page_markdown``: code references are marked for links to the pinned upstream
+lines (`codelinks`), made in ``on_page_content``, and the generated lists, banner,
+prerequisites and path navigation are added (`navigation`). The Markdown sources are never
+written.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 import posixpath
 import re
@@ -42,7 +46,14 @@ from generator.model import Finding, ResolvedRef, Severity
 from generator.pages import Page, parse_page
 from generator.paths import Curriculum, build_curriculum
 from generator.site import navigation
-from generator.site.codelinks import PLACEHOLDERS, apply_links, pattern_problem, plan_links
+from generator.site.codelinks import (
+    PLACEHOLDERS,
+    CodeLink,
+    mark_links,
+    pattern_problem,
+    plan_links,
+    unmark_links,
+)
 from generator.site.pagechecks import frontmatter_missing, mermaid_findings
 from generator.slugs import github_slug
 from generator.verify import PageFile, Report, Verifier
@@ -50,6 +61,7 @@ from generator.verify import PageFile, Report, Verifier
 log = logging.getLogger("mkdocs.plugins.knowledge_base")
 
 MERMAID_SITE_PATH = "assets/javascripts/mermaid.min.js"
+BOARD_PAGE = "board.md"
 DEFAULT_MERMAID = ".cache/node/node_modules/mermaid/dist/mermaid.min.js"
 
 
@@ -63,6 +75,9 @@ class KnowledgeBaseConfig(Config):
     navigation = options.Type(bool, default=True)
     tags = options.Type(bool, default=True)
     """Generate ``tags/index.md`` and one page per tag (listings of Material's tags plugin)."""
+    board = options.Type(bool, default=True)
+    """Generate the spec board, ``board.md``, from this build's verification (governed
+    knowledge bases only: a ``specs/`` or ``.lean-spec/`` directory)."""
     mermaid = options.Optional(options.Type(str))
     """mermaid.min.js to serve from the site, relative to mkdocs.yml (default: what
     ``make mermaid`` installs); an empty string turns this off."""
@@ -77,6 +92,10 @@ class BuildState:
     pages: dict[str, Page] = field(default_factory=dict)
     curriculum: Curriculum | None = None
     findings: list[Finding] = field(default_factory=list)
+    board: str | None = None
+    """The generated board page's path (``board.md``), when there is one."""
+    links: dict[str, list[CodeLink]] = field(default_factory=dict)
+    """Code links marked in a page's Markdown, made in its HTML (``on_page_content``)."""
 
 
 class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
@@ -125,20 +144,17 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             PageFile(Path(f.abs_src_path), f"{prefix}{f.src_uri}", f.src_uri)  # type: ignore[arg-type]
             for f in sources
         ]
-        for page_file in page_files:
-            page = parse_page(
-                page_file.source.read_bytes(), page_file.source, page_file.display, page_file.rel
-            )
-            self.state.pages[page.rel] = page
-
         findings: list[Finding] = []
+        verifier: Verifier | None = None
         if self.config.verify or self.config.code_links:
-            report = self._verifier(docs_dir).verify(page_files)
+            verifier = self._verifier(docs_dir)
+            report = verifier.verify(page_files)
             self.state.report = report
             for resolved in report.refs:
                 self.state.refs_by_page.setdefault(resolved.ref.page, []).append(resolved)
             if self.config.verify:
                 findings.extend(report.findings)
+        self.state.pages = _read_pages(page_files, verifier)
         curriculum = build_curriculum(list(self.state.pages.values()))
         self.state.curriculum = curriculum
         if self.config.verify:
@@ -157,11 +173,14 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             if info is not None and info.archived:
                 file.inclusion = InclusionLevel.NOT_IN_NAV
         tag_pages = self._tag_pages(files, config) if self.config.tags else []
+        if self.config.board:
+            self.state.board = self._add_board(files, config, prefix)
         self._add_mermaid(files, config)
         if self.config.navigation and config.nav is None:
             rels = [f.src_uri for f in sources if f.inclusion.is_in_nav()]
-            tags_label = navigation.words(config.theme.get("language"))["tags"]
-            extra = [{tags_label: tag_pages[0]}] if tag_pages else []
+            labels = navigation.words(config.theme.get("language"))
+            extra: list[Any] = [{labels["board"]: self.state.board}] if self.state.board else []
+            extra += [{labels["tags"]: tag_pages[0]}] if tag_pages else []
             config.nav = navigation.build_nav(
                 curriculum,
                 rels,
@@ -170,6 +189,11 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                 lang=config.theme.get("language"),
             )
         self._report(self.state.findings)
+        if self.command == "build":
+            # What on_files read (pages, layouts, references) lives until the build ends; keep
+            # the collector from walking it again on every full collection of a long build.
+            # One-off builds only: `mkdocs serve` rebuilds and must be able to free it.
+            gc.freeze()
         return files
 
     def _verifier(self, docs_dir: Path) -> Verifier:
@@ -245,8 +269,55 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             files.remove(existing)
         files.append(File.generated(config, MERMAID_SITE_PATH, abs_src_path=str(source)))
 
+    def _add_board(self, files: Files, config: MkDocsConfig, prefix: str) -> str | None:
+        """``board.md``: the spec board, from the report and curriculum this build computed.
+
+        Nothing is verified again: the references' health and the findings come from this
+        build's report, the learning paths from its curriculum.
+        """
+        from generator.board import build_board, format_board_markdown
+        from generator.specs import is_governed, load_governance
+
+        root = self.verifier.manifest.root if self.verifier is not None else self.root
+        if not is_governed(root) or files.get_file_from_path(BOARD_PAGE) is not None:
+            return None
+        governance = load_governance(
+            root,
+            Path(config.docs_dir).resolve(),
+            list(self.state.pages.values()),
+            prefix,
+            walk=False,
+            curriculum=self.state.curriculum,
+            findings=False,
+        )
+        manifest = self.verifier.manifest if self.verifier is not None else None
+        board = build_board(governance, self.state.report, manifest)
+        report = self.state.report
+        errors = sum(1 for f in self.state.findings if f.severity is Severity.ERROR)
+        intro = (
+            f"Computed by this build from its own verification: {report.pages} pages, "
+            f"{len(report.refs)} code references and {report.links} links checked, "
+            f"{errors} errors and {len(self.state.findings) - errors} warnings. "
+            "The acceptance criteria are measured, never ticked by hand "
+            "(`python -m generator specs board` prints the same board)."
+        )
+        title = navigation.words(config.theme.get("language"))["board"]
+        content = f"---\ntitle: {title}\nkind: board\n---\n\n" + format_board_markdown(
+            board, intro=intro
+        ).replace("# Spec board", f"# {title}", 1)
+        page = File.generated(config, BOARD_PAGE, content=content)
+        if config.nav is not None:
+            page.inclusion = InclusionLevel.NOT_IN_NAV
+        files.append(page)
+        return BOARD_PAGE
+
     def _tag_pages(self, files: Files, config: MkDocsConfig) -> list[str]:
-        """``tags/index.md`` listing every tag, and ``tags/<slug>.md`` per tag (not in the nav)."""
+        """``tags/index.md`` listing every tag, and ``tags/<slug>.md`` per tag (not in the nav).
+
+        The per-tag pages are left out of the search index: they only repeat the titles of the
+        pages they list (``tags/`` itself is searchable), and indexing them is build time spent
+        on every tag.
+        """
         tags: dict[str, str] = {}
         for page in self.state.pages.values():
             for tag in page.meta.get("tags") or ():
@@ -270,7 +341,8 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                 config,
                 f"tags/{slug}.md",
                 content=(
-                    f'---\ntitle: "{title}: {name}"\nkind: tags\n---\n\n# {title}: {name}\n\n'
+                    f'---\ntitle: "{title}: {name}"\nkind: tags\nsearch: {{exclude: true}}\n'
+                    f"---\n\n# {title}: {name}\n\n"
                     f'<!-- material/tags {{ include: ["{name}"] }} -->\n'
                 ),
             )
@@ -307,7 +379,14 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             return markdown
         line_offset = text.count("\n", 0, len(text) - len(markdown))
         links = plan_links(scan(markdown), refs, self.verifier.manifest.upstreams, line_offset)
-        return apply_links(markdown, links)
+        marked, self.state.links[source.rel] = mark_links(markdown, links)
+        return marked
+
+    def on_page_content(
+        self, html: str, *, page: MkDocsPage, config: MkDocsConfig, files: Files
+    ) -> str:
+        links = self.state.links.pop(page.file.src_uri, None)
+        return unmark_links(html, links) if links else html
 
 
 def decorate(markdown: str, rel: str, curriculum: Curriculum) -> str:
@@ -357,6 +436,23 @@ def format_finding(finding: Finding) -> str:
     if finding.suggestion:
         text += f"\n  = help: {finding.suggestion}"
     return text
+
+
+def _read_pages(page_files: list[PageFile], verifier: Verifier | None) -> dict[str, Page]:
+    """Each page by ``rel``: the verifier's parsed page when it just read it, else read here.
+
+    Taking the pages the verifier parsed saves reading and parsing every page twice per build;
+    a page it did not read (or read under another display path) is read here.
+    """
+    pages: dict[str, Page] = {}
+    for page_file in page_files:
+        page = verifier.parsed_page(page_file.rel) if verifier is not None else None
+        if page is None or page.display != page_file.display:
+            page = parse_page(
+                page_file.source.read_bytes(), page_file.source, page_file.display, page_file.rel
+            )
+        pages[page.rel] = page
+    return pages
 
 
 def _unique_sorted(findings: Any) -> list[Finding]:

@@ -836,12 +836,21 @@ def load_governance(
     return governance
 
 
+_CURRICULUM_KEYS = ("paths", "path", "depends_on", "level", "order", "kind", "diagrams")
+
+
 def governance_findings(root: Path, docs_root: Path, pages: Sequence[Page]) -> list[Finding]:
     """What the verifier adds to its report for ``pages`` (the pages of this run).
 
     Page findings (lifecycle, spec, learning paths) are reported for the pages of the run; spec
-    findings only when the run covers every page of the docs directory.
+    findings only when the run covers every page of the docs directory. A knowledge base with
+    no specs whose pages say nothing about paths, levels, prerequisites or kinds has nothing to
+    check here, and is not walked at all.
     """
+    if not is_governed(root) and not any(
+        key in page.meta for page in pages for key in _CURRICULUM_KEYS
+    ):
+        return []
     governance = load_governance(root, docs_root, pages)
     displays = {page.display for page in pages}
     findings = [

@@ -201,6 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     from generator.specs_cli import add_commands as add_governance_commands
 
     add_governance_commands(commands)  # specs validate|board, new spec|page
+    from generator.generate.cli import add_commands as add_generator_commands
+
+    add_generator_commands(commands)  # pr, ...
     return parser
 
 
@@ -434,6 +437,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     from generator.specs_cli import run_new, run_specs
 
     handlers.update({"specs": run_specs, "new": run_new})
+    from generator.generate.cli import handlers as generator_handlers
+
+    handlers.update(generator_handlers())
     try:
         return handlers[args.command](args)
     except ConfigError as error:

@@ -1,0 +1,1 @@
+"""Generation stage: pages drafted from GitHub pull requests and from upstream sources."""

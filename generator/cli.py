@@ -178,6 +178,39 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sync.add_argument("--manifest", type=Path, metavar="FILE")
 
+    source = commands.add_parser(
+        "source",
+        help="draft a source-analysis page for one file of an upstream",
+        description="Write a source-analysis page for PATH at the upstream's pin: an outline of "
+        "its classes and functions as pinned references, a Mermaid class diagram of their "
+        "inheritance and composition, and a placeholder section per symbol (Python via ast, "
+        "other languages from their definition lines).",
+    )
+    source.add_argument("upstream", metavar="UPSTREAM", help="upstream name in the manifest")
+    source.add_argument("path", metavar="PATH", help="file path from the repository root")
+    source.add_argument(
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="page to write (default: docs/analysis/<path>-source-analysis.md)",
+    )
+    source.add_argument("--lang", choices=("en", "zh"), default="en", help="headings' language")
+    source.add_argument(
+        "--at", metavar="REV", help="another commit than the pin (recorded as the page's own pin)"
+    )
+    source.add_argument("--force", action="store_true", help="replace an existing page")
+    source.add_argument("--spec", metavar="NNN-NAME", help="the spec that governs the page")
+    source.add_argument(
+        "--path",
+        action="append",
+        default=[],
+        metavar="NAME",
+        dest="paths",
+        help="a learning path the page belongs to (repeatable)",
+    )
+    source.add_argument("--level", choices=("beginner", "intermediate", "advanced", "expert"))
+    source.add_argument("--manifest", type=Path, metavar="FILE")
+
     demo = commands.add_parser("demo", help="build the embedded demo upstreams")
     demo_commands = demo.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     demo_commands.required = True
@@ -400,6 +433,29 @@ def _print_sync_summary(plan, dry_run: bool) -> None:  # type: ignore[no-untyped
         )
 
 
+def _run_source(args: argparse.Namespace) -> int:
+    from generator.generate.source import Placement, default_output, generate_source_page
+    from generator.verify import docs_root_for
+
+    manifest = _manifest(args.manifest)
+    output = args.output or default_output(
+        docs_root_for(manifest, [manifest.root / "docs"]), args.path
+    )
+    placement = Placement(args.spec, tuple(args.paths), args.level)
+    written = generate_source_page(
+        manifest,
+        args.upstream,
+        args.path,
+        output,
+        lang=args.lang,
+        force=args.force,
+        revision=args.at,
+        placement=placement,
+    )
+    print(f"wrote {written}")
+    return EXIT_OK
+
+
 def _run_demo(args: argparse.Namespace) -> int:
     from generator.demo import build_all
 
@@ -433,6 +489,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         "upstreams": _run_upstreams,
         "demo": _run_demo,
         "sync": _run_sync,
+        "source": _run_source,
     }
     from generator.specs_cli import run_new, run_specs
 

@@ -1,0 +1,375 @@
+"""``source``: draft a source-analysis page for one file of an upstream, at its pin.
+
+The page has what can be computed: an outline of the file's classes and functions as references
+at the pinned commit, a Mermaid class diagram of the real inheritance and composition (``self.x =
+Part(...)``), and one placeholder section per symbol for the author. Python is read with `ast`;
+other languages get a plain outline from their definition lines. Everything is read from the
+clone's object database, like the verifier does, so the page verifies clean as generated.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator.gitstore import GitStore
+from generator.manifest import ConfigError, Manifest
+from generator.pages import atomic_write
+from generator.resolve import Resolver
+
+log = logging.getLogger(__name__)
+
+# Definition lines of common languages, for files `ast` cannot read.
+_PLAIN_DEFINITION = re.compile(
+    r"^\s*(?:(?:pub(?:\([^)]*\))?|export|public|private|protected|static|async|inline|virtual)\s+)*"
+    r"(?P<kind>def|class|struct|enum|trait|impl|interface|fn|func|function|type)\s+"
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+)
+_HEADINGS = {
+    "en": {
+        "title": "Source analysis",
+        "pinned": "Pinned at",
+        "generated": "The outline and the diagram are generated from the code; the prose is "
+        "for the author to write.",
+        "overview": "1. Overview",
+        "overview_todo": "What this file is responsible for, who calls it, and what it relies on.",
+        "outline": "2. Outline",
+        "symbol": "Symbol",
+        "kind": "Kind",
+        "lines": "Lines",
+        "relationships": "3. Class relationships",
+        "no_classes": "N/A - the file defines no classes.",
+        "walkthrough": "4. Walkthrough",
+        "symbol_todo": "What it does, why, and the edge cases it handles.",
+        "pitfalls": "5. Pitfalls and open questions",
+        "pitfalls_todo": "Correctness, performance and compatibility risks worth knowing.",
+        "syntax": "The file could not be parsed as Python ({error}); this is a plain outline.",
+    },
+    "zh": {
+        "title": "源码分析",
+        "pinned": "固定于",
+        "generated": "大纲与类图由代码生成；正文由作者补写。",
+        "overview": "1. 概述",
+        "overview_todo": "本文件负责什么、被谁调用、依赖什么。",
+        "outline": "2. 大纲",
+        "symbol": "符号",
+        "kind": "类型",
+        "lines": "行号",
+        "relationships": "3. 类关系",
+        "no_classes": "N/A - 本文件未定义类。",
+        "walkthrough": "4. 逐段解读",
+        "symbol_todo": "做什么、为什么、处理了哪些边界情况。",
+        "pitfalls": "5. 注意事项与待解问题",
+        "pitfalls_todo": "值得注意的正确性、性能与兼容性风险。",
+        "syntax": "无法按 Python 解析本文件（{error}），以下为普通大纲。",
+    },
+}
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A class or function of the file, with the lines it spans (decorators included)."""
+
+    name: str
+    qualname: str
+    kind: str
+    """``class``, ``function``, ``method`` or the keyword of a plain outline (``fn``, ...)."""
+    start: int
+    end: int
+    depth: int = 0
+    bases: tuple[str, ...] = ()
+    parts: tuple[str, ...] = ()
+    """Classes this class composes: ``self.x = Part(...)`` in its methods."""
+
+
+@dataclass
+class Outline:
+    symbols: list[Symbol] = field(default_factory=list)
+    parse_error: str | None = None
+
+    @property
+    def classes(self) -> list[Symbol]:
+        return [symbol for symbol in self.symbols if symbol.kind == "class"]
+
+
+def outline_python(text: str) -> Outline:
+    """Classes, functions and methods of a Python module, in source order."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as error:
+        outline = outline_plain(text.splitlines())
+        outline.parse_error = f"line {error.lineno}: {error.msg}"
+        return outline
+    outline = Outline()
+
+    def visit(node: ast.AST, prefix: str, depth: int, in_class: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                outline.symbols.append(
+                    Symbol(
+                        child.name,
+                        prefix + child.name,
+                        "class",
+                        start,
+                        child.end_lineno or start,
+                        depth,
+                        tuple(_dotted(base) for base in child.bases if _dotted(base)),
+                        tuple(sorted(_composed(child))),
+                    )
+                )
+                visit(child, prefix + child.name + ".", depth + 1, True)
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                kind = "method" if in_class else "function"
+                outline.symbols.append(
+                    Symbol(
+                        child.name,
+                        prefix + child.name,
+                        kind,
+                        start,
+                        child.end_lineno or start,
+                        depth,
+                    )
+                )
+                visit(child, prefix + child.name + ".", depth + 1, False)
+
+    visit(tree, "", 0, False)
+    return outline
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else node.attr
+    if isinstance(node, ast.Subscript):
+        return _dotted(node.value)
+    return ""
+
+
+def _composed(cls: ast.ClassDef) -> set[str]:
+    """Class names instantiated into ``self.<attr>`` in the class's methods."""
+    parts = set()
+    for node in ast.walk(cls):
+        if not isinstance(node, ast.Assign | ast.AnnAssign):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        value = node.value
+        if not isinstance(value, ast.Call):
+            continue
+        parts_of_name = _dotted(value.func).split(".")
+        name = parts_of_name[-1]
+        if not name[:1].isupper() and len(parts_of_name) > 1 and parts_of_name[-2][:1].isupper():
+            name = parts_of_name[-2]  # an alternate constructor: Mesh.from_world(...)
+        if not name[:1].isupper():
+            continue  # a function call, not a class being instantiated
+        if any(isinstance(t, ast.Attribute) and _dotted(t.value) == "self" for t in targets):
+            parts.add(name)
+    return parts
+
+
+def outline_plain(lines: list[str]) -> Outline:
+    """Definition lines of any language: each symbol spans to the line before the next one."""
+    found = [
+        (number, match)
+        for number, line in enumerate(lines, 1)
+        if (match := _PLAIN_DEFINITION.match(line))
+    ]
+    outline = Outline()
+    for index, (number, match) in enumerate(found):
+        end = found[index + 1][0] - 1 if index + 1 < len(found) else len(lines)
+        while end > number and not lines[end - 1].strip():
+            end -= 1
+        kind = "class" if match.group("kind") in ("class", "struct") else match.group("kind")
+        name = match.group("name")
+        outline.symbols.append(Symbol(name, name, kind, number, end))
+    return outline
+
+
+def _node_id(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+def class_diagram(outline: Outline) -> str:
+    """A Mermaid class diagram of the file's classes, their methods, bases and parts."""
+    classes = outline.classes
+    lines = ["classDiagram"]
+    names = {symbol.name for symbol in classes}
+    for cls in classes:
+        methods = [
+            s
+            for s in outline.symbols
+            if s.kind == "method" and s.qualname == f"{cls.qualname}.{s.name}"
+        ]
+        lines.append(f"    class {_node_id(cls.name)} {{")
+        lines += [f"        +{method.name}()" for method in methods]
+        lines.append("    }")
+    for cls in classes:
+        for base in cls.bases:
+            short = base.rsplit(".", 1)[-1]
+            if short not in names:
+                lines.append(f"    class {_node_id(short)}")
+                names.add(short)
+            lines.append(f"    {_node_id(short)} <|-- {_node_id(cls.name)}")
+        for part in cls.parts:
+            if part not in names:
+                lines.append(f"    class {_node_id(part)}")
+                names.add(part)
+            lines.append(f"    {_node_id(cls.name)} *-- {_node_id(part)}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the page goes in the knowledge base: its spec, learning paths and level."""
+
+    spec: str | None = None
+    paths: tuple[str, ...] = ()
+    level: str | None = None
+
+
+def render_source_page(
+    upstream: str,
+    commit: str,
+    path: str,
+    outline: Outline,
+    lang: str = "en",
+    today: datetime.date | None = None,
+    placement: Placement | None = None,
+) -> str:
+    """The page's Markdown, frontmatter included."""
+    words = _HEADINGS[lang]
+    created = (today or datetime.date.today()).isoformat()
+    title = f"{words['title']}: {path}"
+    placement = placement or Placement()
+    placed = [f"spec: {placement.spec}"] if placement.spec else []
+    placed += [f"paths: [{', '.join(placement.paths)}]"] if placement.paths else []
+    placed += [f"level: {placement.level}"] if placement.level else []
+    out = [
+        "---",
+        f'title: "{title}"',
+        "kind: source-analysis",
+        f"lang: {lang}",
+        "status: draft",
+        f"created: {created}",
+        "tags: [source-analysis]",
+        *placed,
+        f"upstream: {upstream}",
+        "---",
+        "",
+        f"# {words['title']}: `{path}`",
+        "",
+        f"> {words['pinned']} `{upstream}@{commit[:7]}` (`{commit}`). {words['generated']}",
+        "",
+    ]
+    if outline.parse_error:
+        out += [f"> {words['syntax'].format(error=outline.parse_error)}", ""]
+    out += [f"## {words['overview']}", "", f"> TODO(author): {words['overview_todo']}", ""]
+    out += [
+        f"## {words['outline']}",
+        "",
+        f"| {words['symbol']} | {words['kind']} | {words['lines']} |",
+        "|---|---|---|",
+    ]
+    for symbol in outline.symbols:
+        call = "()" if symbol.kind in ("function", "method") else ""
+        out.append(
+            f"| `{symbol.qualname}{call}` | {symbol.kind} | "
+            f"`{_ref(path, symbol.start, symbol.end)}` |"
+        )
+    out += ["", f"## {words['relationships']}", ""]
+    if outline.classes:
+        out += ["```mermaid", class_diagram(outline), "```", ""]
+    else:
+        out += [words["no_classes"], ""]
+    out += [f"## {words['walkthrough']}", ""]
+    for number, symbol in enumerate([s for s in outline.symbols if s.depth == 0], 1):
+        call = "()" if symbol.kind in ("function", "method") else ""
+        out += [
+            f"### 4.{number} `{symbol.name}{call}` ({_ref(path, symbol.start, symbol.end)})",
+            "",
+            f"> TODO(author): {words['symbol_todo']}",
+            "",
+        ]
+        for member in outline.symbols:
+            if member.depth == 1 and member.qualname == f"{symbol.qualname}.{member.name}":
+                out += [
+                    f"#### `{member.qualname}()` ({_ref(path, member.start, member.end)})",
+                    "",
+                    f"> TODO(author): {words['symbol_todo']}",
+                    "",
+                ]
+    out += [f"## {words['pitfalls']}", "", f"> TODO(author): {words['pitfalls_todo']}", ""]
+    return "\n".join(out)
+
+
+def _ref(path: str, start: int, end: int) -> str:
+    return f"{path}:{start}" if start == end else f"{path}:{start}-{end}"
+
+
+def generate_source_page(
+    manifest: Manifest,
+    upstream_name: str,
+    path: str,
+    output: Path,
+    *,
+    lang: str = "en",
+    force: bool = False,
+    revision: str | None = None,
+    placement: Placement | None = None,
+) -> Path:
+    """Write the source-analysis page of ``path`` to ``output``; raises `ConfigError`."""
+    if upstream_name not in manifest.upstreams:
+        raise ConfigError(
+            f"unknown upstream '{upstream_name}'",
+            hint="known: " + ", ".join(sorted(manifest.upstreams)),
+        )
+    if lang not in _HEADINGS:
+        raise ConfigError(f"unknown language '{lang}'", hint="use en or zh")
+    if output.exists() and not force:
+        raise ConfigError(
+            f"{output} already exists; nothing was written",
+            hint="pass --force to replace it, or --output another path",
+        )
+    upstream = manifest.upstreams[upstream_name]
+    resolver = Resolver(manifest)
+    try:
+        store: GitStore = resolver.store(upstream)
+        commit = upstream.pin if revision is None else store.resolve(revision)
+        if commit is None:
+            raise ConfigError(f"'{revision}' is not a commit of '{upstream_name}'")
+        path = path.strip("/")
+        entry = store.tree(commit).get(path)
+        if entry is None or entry.kind != "blob" or entry.is_symlink:
+            raise ConfigError(
+                f"'{path}' is not a file of '{upstream_name}' at {commit[:7]}",
+                hint="give the path from the repository root",
+            )
+        blob = store.blob(entry.sha)
+        if blob.is_binary:
+            raise ConfigError(f"'{path}' is a binary file; there is nothing to outline")
+        if path.endswith((".py", ".pyi")):
+            outline = outline_python(blob.data.decode("utf-8", "replace"))
+        else:
+            outline = outline_plain(blob.lines)
+    finally:
+        resolver.close()
+    text = render_source_page(upstream_name, commit, path, outline, lang, placement=placement)
+    if commit != upstream.pin:
+        text = text.replace(
+            f"upstream: {upstream_name}\n", f"upstream: {upstream_name}\npin: {commit}\n", 1
+        )
+    atomic_write(output, text.encode("utf-8"))
+    log.info("wrote %s (%d symbols)", output, len(outline.symbols))
+    return output
+
+
+def default_output(docs_root: Path, path: str) -> Path:
+    stem = re.sub(r"[^A-Za-z0-9]+", "-", path.rsplit(".", 1)[0]).strip("-").lower()
+    return docs_root / "analysis" / f"{stem}-source-analysis.md"

@@ -262,7 +262,8 @@ def test_the_demo_builds_strict_with_no_warning_and_sources_untouched(demo_site,
     result = mkdocs_build(demo_site, "--strict")
     assert result.returncode == 0, result.stderr
     assert "WARNING" not in result.stderr and "ERROR" not in result.stderr
-    assert re.search(r"knowledge-base: checked 7 pages, \d+ code references", result.stderr)
+    pages = len(list((ROOT / "docs").rglob("*.md")))
+    assert re.search(rf"knowledge-base: checked {pages} pages, \d+ code references", result.stderr)
     assert tree_digest(demo_site / "docs") == before
 
 
@@ -551,12 +552,20 @@ def test_the_spec_board_is_a_generated_page_of_the_demo_site(demo_site):
     assert "Acceptance criteria: 5 of 5 met" in page
     rows = board_rows(page)
     criteria = {row[0]: row[1:3] for row in rows if len(row) == 4}
-    assert criteria["all code references valid at their pin"] == ["met", "0 of 252"]
+    verdict, count = criteria["all code references valid at their pin"]
+    assert verdict == "met" and re.fullmatch(r"0 of [1-9]\d*", count)
     assert criteria["every required diagram present"] == ["met", "0 of 1"]
-    assert criteria["every page in a learning path"] == ["met", "0 of 4"]
+    verdict, count = criteria["every page in a learning path"]
+    assert verdict == "met" and re.fullmatch(r"0 of [1-9]\d*", count)
     # Pages grouped by status, each with its reference health and required diagrams.
     headings = re.findall(r"<h4[^>]*>(.*?)<", page)
-    assert headings == ["draft (1)", "in-progress (1)", "complete (5)"]
+    from collections import Counter
+
+    from generator.pages import read_page
+
+    statuses = Counter(read_page(p).meta.get("status") for p in (ROOT / "docs").rglob("*.md"))
+    lifecycle = ("draft", "planned", "in-progress", "complete", "archived")
+    assert headings == [f"{s} ({statuses[s]})" for s in lifecycle if statuses[s]]
     pr = next(row for row in rows if row[0].startswith("PR #2 deep dive"))
     assert pr[1:5] == ["53", "0", "0", "0"] and pr[5] == "4/4 met"
     assert 'href="../analysis/pr-2-grad-clip-offload/"' in page

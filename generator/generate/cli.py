@@ -3,13 +3,107 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register the generator commands on the main parser's subcommands."""
+    pr = commands.add_parser(
+        "pr",
+        help="draft a PR deep-dive page from a GitHub pull request",
+        description="Fetch pull request OWNER/REPO#N from GitHub (GITHUB_TOKEN or GH_TOKEN, "
+        "GITHUB_API_URL) and write a PR deep-dive page (seed 000, sections 1 to 7): metadata, "
+        "change scope, file change summary, key functions as refs at the head commit and "
+        "Mermaid skeletons; the prose is left as TODO(author) placeholders. Responses are "
+        "cached in .cache/github/. Exit status: 0 written, 1 GitHub failed, 2 usage problem.",
+    )
+    pr.add_argument("repository", metavar="OWNER/REPO", help="the GitHub repository")
+    pr.add_argument("number", type=int, metavar="N", help="the pull request number")
+    pr.add_argument(
+        "--output",
+        "-o",
+        type=Path,
+        metavar="PATH",
+        help="where to write the page (default: docs/analysis/pr-N-<title>.md in the "
+        "knowledge base)",
+    )
+    pr.add_argument("--force", action="store_true", help="overwrite an existing page")
+    pr.add_argument(
+        "--offline", action="store_true", help="use only cached GitHub responses, never the network"
+    )
+    pr.add_argument(
+        "--lang",
+        choices=["auto", "en", "zh"],
+        default="auto",
+        help="headings' language (default: auto, Chinese for a mostly CJK title and body)",
+    )
+    pr.add_argument("--manifest", type=Path, metavar="FILE", help="upstream manifest")
+    pr.add_argument(
+        "--cache-dir", type=Path, metavar="DIR", help="GitHub response cache (.cache/github/)"
+    )
+
+
+def run_pr(args: argparse.Namespace) -> int:
+    """``python -m generator pr OWNER/REPO N``."""
+    from generator.generate.pr import PrError, build_pr_page, parse_repository, write_pr_page
+    from generator.github import GitHubClient, GitHubError, default_cache_dir, terminal_progress
+    from generator.manifest import MANIFEST_NAME, ConfigError, find_manifest, load_manifest
+
+    try:
+        owner, repo = parse_repository(args.repository)
+        if args.number < 1:
+            raise PrError(f"invalid pull request number {args.number}")
+    except PrError as error:
+        sys.stderr.write(f"error: {error}\n")
+        return EXIT_USAGE
+    manifest_path = args.manifest or find_manifest(Path.cwd())
+    if manifest_path is None:
+        raise ConfigError(
+            f"no {MANIFEST_NAME} in {Path.cwd()} or its parents",
+            hint="run from the knowledge base, or pass --manifest PATH",
+        )
+    manifest = load_manifest(manifest_path)
+    root = manifest.root
+    cache_dir = args.cache_dir or default_cache_dir(root)
+    lang = None if args.lang == "auto" else args.lang
+    try:
+        if args.output is None:
+            output = None
+        else:
+            output = args.output
+            if output.exists() and not args.force:  # say so before fetching anything
+                sys.stderr.write(f"error: {output} already exists; pass --force to overwrite it\n")
+                return EXIT_USAGE
+        with GitHubClient.from_env(
+            cache_dir=cache_dir, offline=args.offline, progress=terminal_progress(sys.stderr)
+        ) as client:
+            page = build_pr_page(client, manifest, owner, repo, args.number, lang=lang)
+        target = output if output is not None else root / page.default_output
+        write_pr_page(page, target, force=args.force)
+    except PrError as error:
+        sys.stderr.write(f"error: {error}\n")
+        return EXIT_USAGE
+    except GitHubError as error:
+        sys.stderr.write(f"error: {error}\n")
+        return EXIT_FAILED
+    for note in page.notes:
+        sys.stderr.write(f"note: {note}\n")
+    try:
+        shown = target.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        shown = target
+    sys.stdout.write(
+        f"wrote {shown}: PR #{page.pull.number} ({page.lang}), {len(page.files)} files, "
+        f"{len(page.symbols)} key functions ({page.symbols_source}), pinned to "
+        f"{page.pull.head_sha[:12]}\n"
+    )
+    return EXIT_OK
 
 
 def handlers() -> dict[str, Callable[[argparse.Namespace], int]]:
     """Command name -> handler, for generator.cli's dispatch."""
-    return {}
+    return {"pr": run_pr}

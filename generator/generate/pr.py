@@ -1,0 +1,794 @@
+"""PR deep-dive pages drafted from a GitHub pull request (seed 000, sections 1 to 7).
+
+Everything that can be computed is filled in: the metadata, the change scope and the file change
+summary (GitHub's own counts), the Python functions and classes the diff touches as ``path:line``
+references at the head commit, and Mermaid skeletons whose nodes are the changed modules. The
+prose is left as ``> TODO(author): ...`` placeholders.
+
+>>> with GitHubClient.from_env(cache_dir=default_cache_dir(root)) as client:
+...     draft = build_pr_page(client, manifest, "THUDM", "slime", 123)
+>>> write_pr_page(draft, root / draft.default_output)
+
+Everything taken from the pull request (title, body, branch and file names) is untrusted and goes
+through :mod:`generator.sanitize`.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import logging
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import jinja2
+import yaml
+
+from generator.github import GitHubClient, PullChanges, PullFile, PullRequest
+from generator.gitstore import GitStore, RepositoryUnavailable
+from generator.manifest import Manifest
+from generator.model import Upstream
+from generator.pages import atomic_write
+from generator.sanitize import (
+    LinkContext,
+    code_span,
+    fenced_code,
+    inline_text,
+    markdown_text,
+    one_line,
+    safe_url,
+)
+
+__all__ = [
+    "ChangedFile",
+    "KeySymbol",
+    "OutputExists",
+    "PrError",
+    "PrPage",
+    "UnknownRepository",
+    "build_pr_page",
+    "changed_files",
+    "detect_language",
+    "find_upstream",
+    "parse_repository",
+    "symbols_from_hunks",
+    "symbols_from_source",
+    "touched_lines",
+    "write_pr_page",
+]
+
+logger = logging.getLogger(__name__)
+
+Language = Literal["en", "zh"]
+Category = Literal["new", "modified", "deleted", "renamed"]
+Change = Literal["NEW", "MODIFIED"]
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+MAX_DIAGRAM_MODULES = 12
+"""Diagrams name at most this many changed modules; the rest are summed up in one node."""
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+
+
+class PrError(Exception):
+    """A problem the user can fix (a repository not in the manifest, an existing page, ...)."""
+
+
+class UnknownRepository(PrError):
+    """No upstream in the manifest has the pull request's repository as its GitHub slug."""
+
+
+class OutputExists(PrError):
+    """The output page exists and ``--force`` was not given."""
+
+
+# --------------------------------------------------------------------------------------------
+# Data
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    """One file of the pull request, with GitHub's counts."""
+
+    path: str
+    category: Category
+    additions: int
+    deletions: int
+    previous_path: str | None = None
+    binary: bool = False
+
+    @property
+    def is_python(self) -> bool:
+        return self.path.endswith((".py", ".pyi"))
+
+
+@dataclass(frozen=True)
+class KeySymbol:
+    """A Python function or class the diff touches, located at the head commit.
+
+    ``start``/``end`` is the cited range: the ``def``/``class`` line itself (``end == start``) when
+    it is known, or the hunk's lines when only a hunk header named the enclosing function.
+    """
+
+    name: str  # qualified: ``Widget.resize``
+    kind: Literal["function", "class"]
+    path: str
+    start: int
+    end: int
+    change: Change
+    exact: bool = True  # False: named by a hunk header only, the range is the hunk's
+
+    @property
+    def ref(self) -> str:
+        lines = str(self.start) if self.end == self.start else f"{self.start}-{self.end}"
+        return f"{self.path}:{lines}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}()" if self.kind == "function" else self.name
+
+
+@dataclass(frozen=True)
+class DiagramNode:
+    id: str
+    label: str
+    marker: str  # NEW, MODIFIED, REMOVED, RENAMED
+
+
+@dataclass
+class PrPage:
+    """A drafted page: frontmatter fields, the Markdown text and where it goes by default."""
+
+    pull: PullRequest
+    upstream: str
+    lang: Language
+    meta: dict[str, object]
+    text: str
+    default_output: Path
+    files: tuple[ChangedFile, ...] = ()
+    symbols: tuple[KeySymbol, ...] = ()
+    symbols_source: Literal["ast", "hunks"] = "hunks"
+    notes: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------
+# Repository and upstream
+
+
+_SLUG = re.compile(r"(?:https?://[^/]+/)?([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?/?")
+
+
+def parse_repository(text: str) -> tuple[str, str]:
+    """``OWNER/REPO`` (or a GitHub URL) as its two parts; :class:`PrError` when malformed."""
+    match = _SLUG.fullmatch(text.strip())
+    if match is None or {match[1], match[2]} & {".", ".."}:
+        raise PrError(f"expected OWNER/REPO, got {text!r}")
+    return match[1], match[2]
+
+
+def find_upstream(manifest: Manifest, owner: str, repo: str) -> Upstream:
+    """The upstream whose GitHub slug (from its ``web_url`` or URL) is ``owner/repo``."""
+    wanted = f"{owner}/{repo}".lower()
+    for upstream in manifest.upstreams.values():
+        if upstream.github_slug == wanted:
+            return upstream
+    configured = sorted(
+        f"{u.github_slug} ({name})" for name, u in manifest.upstreams.items() if u.github_slug
+    )
+    listing = ", ".join(configured) if configured else "none"
+    raise UnknownRepository(
+        f"{owner}/{repo} is not an upstream in {manifest.display_path()}; configured GitHub "
+        f"repositories: {listing}. Add it (with web_url: https://github.com/{owner}/{repo}) "
+        "and run `python -m generator upstreams fetch`"
+    )
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def detect_language(title: str, body: str = "") -> Language:
+    """``zh`` when the title and body are mostly CJK (by characters against Latin words)."""
+    text = f"{title}\n{title}\n{body}"  # the title counts double
+    text = re.sub(r"```.*?```|`[^`\n]*`|https?://\S+", " ", text, flags=re.DOTALL)
+    cjk = len(_CJK.findall(text))
+    latin = len(_LATIN_WORD.findall(text))
+    return "zh" if cjk and cjk >= latin else "en"
+
+
+# --------------------------------------------------------------------------------------------
+# Files and diffs
+
+
+_CATEGORIES: dict[str, Category] = {
+    "added": "new",
+    "removed": "deleted",
+    "renamed": "renamed",
+    "copied": "new",
+}
+
+
+def changed_files(files: Iterable[PullFile]) -> tuple[ChangedFile, ...]:
+    """GitHub's file list as New / Modified / Deleted / Renamed, counts untouched."""
+    out = []
+    for f in files:
+        category = _CATEGORIES.get(f.status, "modified")
+        out.append(
+            ChangedFile(
+                path=f.filename,
+                category=category,
+                additions=f.additions,
+                deletions=f.deletions,
+                previous_path=f.previous_filename if category == "renamed" else None,
+                binary=f.patch is None and f.changes == 0 and category != "renamed",
+            )
+        )
+    return tuple(out)
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
+
+
+@dataclass
+class _Hunk:
+    new_start: int
+    new_count: int
+    context: str
+    added: set[int] = field(default_factory=set)
+    deleted_after: set[int] = field(default_factory=set)
+    """New-side line numbers just before which lines were deleted."""
+    lines: list[tuple[str, int]] = field(default_factory=list)
+    """(line with its marker, new-side line number) for context and added lines."""
+
+
+def _hunks(patch: str) -> list[_Hunk]:
+    hunks: list[_Hunk] = []
+    current: _Hunk | None = None
+    new_line = 0
+    for line in patch.split("\n"):
+        header = _HUNK.match(line)
+        if header:
+            new_line = int(header[3])
+            count = 1 if header[4] is None else int(header[4])
+            current = _Hunk(new_line, count, header[5])
+            hunks.append(current)
+            continue
+        if current is None or not line or line.startswith("\\"):
+            continue
+        marker = line[0]
+        if marker == "+":
+            current.added.add(new_line)
+            current.lines.append((line, new_line))
+            new_line += 1
+        elif marker == "-":
+            current.deleted_after.add(new_line)
+        elif marker == " ":
+            current.lines.append((line, new_line))
+            new_line += 1
+    return hunks
+
+
+def touched_lines(patch: str) -> tuple[set[int], set[int]]:
+    """Added lines (new side) and the new-side lines before which lines were deleted."""
+    added: set[int] = set()
+    deleted: set[int] = set()
+    for hunk in _hunks(patch):
+        added |= hunk.added
+        deleted |= hunk.deleted_after
+    return added, deleted
+
+
+def _patches_from_diff(diff: str) -> dict[str, str]:
+    """Each file's hunks in a unified diff, by new path (old path for a deleted file)."""
+    patches: dict[str, str] = {}
+    for block in re.split(r"(?m)^diff --git ", diff)[1:]:
+        lines = block.split("\n")
+        old = new = None
+        for line in lines[:8]:
+            if line.startswith("--- "):
+                old = line[4:].removeprefix("a/")
+            elif line.startswith("+++ "):
+                new = line[4:].removeprefix("b/")
+        name = new if new and new != "/dev/null" else old
+        start = next((n for n, line in enumerate(lines) if line.startswith("@@")), None)
+        if name and start is not None:
+            patches[name] = "\n".join(lines[start:])
+    return patches
+
+
+# --------------------------------------------------------------------------------------------
+# Key functions
+
+
+def _definitions(tree: ast.AST) -> list[tuple[str, ast.AST, list[ast.AST]]]:
+    """(qualified name, node, nested definitions) for every function and class, outermost first."""
+    found: list[tuple[str, ast.AST, list[ast.AST]]] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                nested = [
+                    n
+                    for n in ast.walk(child)
+                    if n is not child
+                    and isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                ]
+                found.append((name, child, nested))
+                visit(child, f"{name}.")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return found
+
+
+def symbols_from_source(
+    path: str, source: str, added: set[int], deleted: set[int], *, new_file: bool = False
+) -> list[KeySymbol] | None:
+    """The definitions of ``source`` (the head blob) that contain a changed line; None if no AST.
+
+    A definition is touched when an added line, or the place of a deleted line, lies inside it
+    and not inside one of its nested definitions (a class is listed for its own lines, its
+    methods for theirs). It is NEW when all of its lines were added.
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    symbols = []
+    for name, node, nested in _definitions(tree):
+        decorators = getattr(node, "decorator_list", [])
+        first = min([node.lineno, *(d.lineno for d in decorators)])  # type: ignore[attr-defined]
+        last = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        inner = [
+            (
+                min([n.lineno, *(d.lineno for d in getattr(n, "decorator_list", []))]),  # type: ignore[attr-defined]
+                n.end_lineno or n.lineno,  # type: ignore[attr-defined]
+            )
+            for n in nested
+        ]
+
+        def own(line: int, inner: list[tuple[int, int]] = inner) -> bool:
+            return not any(a <= line <= b for a, b in inner)
+
+        hit = any(first <= n <= last and own(n) for n in added) or any(
+            first < n <= last + 1 and own(n - 1) and own(n) for n in deleted
+        )
+        if not hit:
+            continue
+        everything_new = new_file or all(n in added for n in range(first, last + 1))
+        symbols.append(
+            KeySymbol(
+                name=name,
+                kind="class" if isinstance(node, ast.ClassDef) else "function",
+                path=path,
+                start=node.lineno,  # type: ignore[attr-defined]
+                end=node.lineno,  # type: ignore[attr-defined]
+                change="NEW" if everything_new else "MODIFIED",
+            )
+        )
+    return symbols
+
+
+_DEF_LINE = re.compile(r"^[+ ](\s*)(?:async\s+def|def|class)\s+([A-Za-z_]\w*)")
+_CONTEXT_DEF = re.compile(r"^\s*(?:async\s+def|def|class)\s+([A-Za-z_]\w*)")
+
+
+def symbols_from_hunks(path: str, patch: str, *, new_file: bool = False) -> list[KeySymbol]:
+    """Touched definitions read from the diff alone (no head blob available).
+
+    A ``def``/``class`` line inside a hunk followed by a change before the next definition is
+    cited at its exact line; the function a hunk header names (``@@ ... @@ def name(``) is cited
+    with the hunk's lines when a change comes before any definition line in the hunk.
+    """
+    symbols: dict[tuple[str, int], KeySymbol] = {}
+    for hunk in _hunks(patch):
+        changed = hunk.added | hunk.deleted_after
+        if not changed:
+            continue
+        defs = [
+            (match[2], number, line.startswith("+"), "class" in line.split(match[2])[0])
+            for line, number in hunk.lines
+            if (match := _DEF_LINE.match(line))
+        ]
+        first_def = defs[0][1] if defs else None
+        for index, (name, number, is_added, is_class) in enumerate(defs):
+            following = defs[index + 1][1] if index + 1 < len(defs) else None
+            if any(n >= number and (following is None or n < following) for n in changed):
+                change: Change = "NEW" if new_file or is_added else "MODIFIED"
+                symbols.setdefault(
+                    (name, number),
+                    KeySymbol(
+                        name, "class" if is_class else "function", path, number, number, change
+                    ),
+                )
+        context = _CONTEXT_DEF.match(hunk.context)
+        if context and (first_def is None or any(n < first_def for n in changed)):
+            kind: Literal["function", "class"] = (
+                "class" if hunk.context.lstrip().startswith("class") else "function"
+            )
+            end = hunk.new_start + max(hunk.new_count, 1) - 1
+            symbols.setdefault(
+                (context[1], -hunk.new_start),
+                KeySymbol(context[1], kind, path, hunk.new_start, end, "MODIFIED", exact=False),
+            )
+    return sorted(symbols.values(), key=lambda s: (s.start, s.name))
+
+
+def _head_store(upstream: Upstream, head: str) -> GitStore | None:
+    if upstream.clone_dir is None or not upstream.clone_dir.exists():
+        return None
+    try:
+        store = GitStore(upstream.clone_dir)
+    except RepositoryUnavailable:
+        return None
+    if store.resolve(head) is None:
+        store.close()
+        return None
+    return store
+
+
+def key_symbols(
+    files: Sequence[ChangedFile],
+    patches: Mapping[str, str],
+    store: GitStore | None,
+    head: str,
+) -> tuple[list[KeySymbol], bool]:
+    """The touched definitions of every Python file; True when all came from the head blobs."""
+    symbols: list[KeySymbol] = []
+    all_ast = True
+    tree = store.tree(head) if store is not None else {}
+    for f in files:
+        if not f.is_python or f.category == "deleted":
+            continue
+        patch = patches.get(f.path)
+        new_file = f.category == "new"
+        entry = tree.get(f.path)
+        found: list[KeySymbol] | None = None
+        if store is not None and entry is not None and entry.kind == "blob":
+            blob = store.blob(entry.sha)
+            if not blob.is_binary:
+                added, deleted = touched_lines(patch or "")
+                if new_file and not patch:
+                    added = set(range(1, blob.line_count + 1))
+                found = symbols_from_source(
+                    f.path, "\n".join(blob.lines) + "\n", added, deleted, new_file=new_file
+                )
+        if found is None:
+            all_ast = False
+            found = symbols_from_hunks(f.path, patch or "", new_file=new_file)
+        symbols.extend(found)
+    return symbols, all_ast
+
+
+# --------------------------------------------------------------------------------------------
+# Diagrams
+
+
+def _mermaid_label(text: str) -> str:
+    """Text safe inside a quoted Mermaid label (no quotes, brackets or markup)."""
+    cleaned = re.sub(r"[^\w./\- ]", "_", one_line(text), flags=re.ASCII)
+    return cleaned[:80] or "_"
+
+
+def _mermaid_id(text: str, taken: set[str]) -> str:
+    base = re.sub(r"\W", "_", text, flags=re.ASCII).strip("_") or "node"
+    if base[0].isdigit():
+        base = f"n_{base}"
+    base = base[:40]
+    candidate, n = base, 1
+    while candidate in taken or candidate.lower() in {"end", "graph", "class", "subgraph"}:
+        n += 1
+        candidate = f"{base}_{n}"
+    taken.add(candidate)
+    return candidate
+
+
+_MARKERS = {"new": "NEW", "modified": "MODIFIED", "deleted": "REMOVED", "renamed": "RENAMED"}
+
+
+def _diagram_modules(files: Sequence[ChangedFile]) -> tuple[list[ChangedFile], int]:
+    """The changed modules a diagram shows: Python files first, then the others; and the rest."""
+    ordered = [f for f in files if f.is_python] + [
+        f for f in files if not f.is_python and not f.binary
+    ]
+    return ordered[:MAX_DIAGRAM_MODULES], max(0, len(files) - MAX_DIAGRAM_MODULES)
+
+
+@dataclass(frozen=True)
+class Diagrams:
+    before: list[DiagramNode]
+    after: list[DiagramNode]
+    participants: list[DiagramNode]
+    classes: list[tuple[str, str, list[str]]]  # id, stereotype, members
+    links: list[tuple[str, str]]  # module id -> class id
+    more: int
+
+
+def _diagrams(files: Sequence[ChangedFile], symbols: Sequence[KeySymbol]) -> Diagrams:
+    shown, more = _diagram_modules(files)
+    taken: set[str] = set()
+    before, after, participants = [], [], []
+    module_ids: dict[str, str] = {}
+    for f in shown:
+        marker = _MARKERS[f.category]
+        if f.category in ("modified", "deleted", "renamed"):
+            old = f.previous_path or f.path
+            before.append(DiagramNode(_mermaid_id(f"b_{old}", taken), _mermaid_label(old), ""))
+        if f.category != "deleted":
+            node = DiagramNode(_mermaid_id(f"a_{f.path}", taken), _mermaid_label(f.path), marker)
+            after.append(node)
+            if f.is_python:
+                pid = _mermaid_id(f"m_{f.path.rsplit('/', 1)[-1].rsplit('.', 1)[0]}", taken)
+                module_ids[f.path] = pid
+                participants.append(DiagramNode(pid, _mermaid_label(f.path), marker))
+    classes: list[tuple[str, str, list[str]]] = []
+    links: list[tuple[str, str]] = []
+    class_ids: dict[tuple[str, str], str] = {}
+    for f in shown:
+        mid = module_ids.get(f.path)
+        if mid is None:
+            continue
+        members = [
+            f"+{_mermaid_label(s.name)}() {s.change}"
+            for s in symbols
+            if s.path == f.path and s.kind == "function" and "." not in s.name
+        ]
+        classes.append((mid, "module", members))
+        for s in symbols:
+            if s.path != f.path or s.kind != "class":
+                continue
+            cid = class_ids.setdefault(
+                (f.path, s.name), _mermaid_id(f"c_{s.name.replace('.', '_')}", taken)
+            )
+            methods = [
+                f"+{_mermaid_label(m.name.rsplit('.', 1)[-1])}() {m.change}"
+                for m in symbols
+                if m.path == f.path
+                and m.kind == "function"
+                and m.name.startswith(f"{s.name}.")
+                and "." not in m.name[len(s.name) + 1 :]
+            ]
+            classes.append((cid, s.change, methods))
+            links.append((mid, cid))
+    return Diagrams(before, after, participants[:8], classes[:40], links[:60], more)
+
+
+# --------------------------------------------------------------------------------------------
+# The page
+
+
+_HEADINGS: dict[Language, dict[str, str]] = {
+    "en": {
+        "new": "New",
+        "modified": "Modified",
+        "deleted": "Deleted",
+        "renamed": "Renamed",
+        "none": "None",
+    },
+    "zh": {
+        "new": "新增",
+        "modified": "修改",
+        "deleted": "删除",
+        "renamed": "重命名",
+        "none": "无",
+    },
+}
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=False,  # Markdown, not HTML: every untrusted value is sanitised beforehand
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["code"] = _path_cell
+    env.filters["text"] = inline_text
+    return env
+
+
+def _frontmatter_title(pull: PullRequest, lang: Language) -> str:
+    title = one_line(pull.title).replace("<", "‹").replace(">", "›").replace("`", "'")
+    title = title[:150] or f"#{pull.number}"
+    if lang == "zh":
+        return f"PR #{pull.number} 深度解析：{title}"
+    return f"PR #{pull.number} deep dive: {title}"
+
+
+def _file_slug(title: str) -> str:
+    words = re.findall(r"[a-z0-9]+", title.lower())
+    slug = ""
+    for word in words:
+        if len(slug) + len(word) + 1 > 50:
+            break
+        slug = f"{slug}-{word}" if slug else word
+    return slug
+
+
+def _state(pull: PullRequest, lang: Language) -> str:
+    if pull.merged:
+        return "merged" if lang == "en" else "已合并"
+    if pull.state == "closed":
+        return "closed" if lang == "en" else "已关闭"
+    if pull.draft:
+        return "open (draft)" if lang == "en" else "开放（草稿）"
+    return "open" if lang == "en" else "开放"
+
+
+def _path_cell(path: str) -> str:
+    """A file name in a table cell: a code span, with ``|`` escaped for the table."""
+    return code_span(path).replace("|", "\\|")
+
+
+def _plain_path(path: str, links: LinkContext) -> str:
+    """A path that does not exist at the head (deleted, or a rename's old name): not a reference."""
+    return inline_text(path, links)  # escapes ``|`` and Markdown already
+
+
+def build_pr_page(
+    client: GitHubClient,
+    manifest: Manifest,
+    owner: str,
+    repo: str,
+    number: int,
+    *,
+    lang: Language | None = None,
+    today: dt.date | None = None,
+) -> PrPage:
+    """Fetch pull request ``owner/repo#number`` and draft its deep-dive page."""
+    upstream = find_upstream(manifest, owner, repo)
+    pull = client.pull(owner, repo, number)
+    changes = client.pull_changes(owner, repo, number, pull=pull)
+    web_url = client.web_url
+    if upstream.web_url and upstream.github_slug:  # the host the upstream's pages live on
+        web_url = upstream.web_url.rstrip("/").rsplit("/", 2)[0]
+    return render_pr_page(pull, changes, upstream, web_url=web_url, lang=lang, today=today)
+
+
+def render_pr_page(
+    pull: PullRequest,
+    changes: PullChanges,
+    upstream: Upstream,
+    *,
+    web_url: str = "https://github.com",
+    lang: Language | None = None,
+    today: dt.date | None = None,
+) -> PrPage:
+    """Draft the page from fetched data (no network)."""
+    lang = lang or detect_language(pull.title, pull.body)
+    files = changed_files(changes.files)
+    patches = _patches_from_diff(changes.diff)
+    for f in changes.files:
+        if f.patch is not None:
+            patches[f.filename] = f.patch
+    notes: list[str] = []
+    store = _head_store(upstream, pull.head_sha)
+    try:
+        symbols, all_ast = key_symbols(files, patches, store, pull.head_sha)
+    finally:
+        if store is not None:
+            store.close()
+    if store is None:
+        notes.append(
+            f"the head commit {pull.head_sha[:12]} is not in the clone of {upstream.name}; "
+            "the key functions come from the diff's hunk headers (fetch the PR's head into the "
+            "clone for exact lines)"
+        )
+    if changes.truncated:
+        notes.append(
+            f"GitHub lists {len(files)} of the {pull.changed_files} changed files (its 3,000-file "
+            "cap); the tables show those"
+        )
+    links = LinkContext(web_url=web_url, repo=f"{pull.owner}/{pull.repo}")
+    created = today or dt.date.today()
+    meta: dict[str, object] = {
+        "title": _frontmatter_title(pull, lang),
+        "kind": "pr-deep-dive",
+        "lang": lang,
+        "status": "draft",
+        "created": created,
+        "pr": pull.number,
+        "upstream": upstream.name,
+        "pin": pull.head_sha,
+        "base": pull.base_sha,
+        "tags": ["pr", upstream.name],
+    }
+    frontmatter = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+    names = _HEADINGS[lang]
+    scope: list[tuple[str, str]] = []
+    for category in ("new", "modified", "deleted", "renamed"):
+        for f in files:
+            if f.category != category:
+                continue
+            if category == "deleted":
+                cell = _plain_path(f.path, links)
+            elif category == "renamed":
+                old = _plain_path(f.previous_path or "", links)
+                cell = f"{_path_cell(f.path)} ← {old}"
+            else:
+                cell = _path_cell(f.path)
+            scope.append((names[category], cell))
+        if not any(f.category == category for f in files):
+            scope.append((names[category], names["none"]))
+    width = max((len(one_line(f.path)) for f in files), default=0) + 2
+    summary_lines = []
+    for f in files:
+        counts = f"[+{f.additions}, -{f.deletions}]"
+        comment = {
+            "new": "new",
+            "deleted": "deleted",
+            "renamed": f"renamed from {one_line(f.previous_path or '')}",
+            "modified": "TODO: what changed",
+        }[f.category]
+        if f.binary:
+            comment += ", binary"
+        summary_lines.append(f"{one_line(f.path).ljust(width)}{counts.ljust(16)}# {comment}")
+    html_url = safe_url(pull.html_url, links) or ""
+    author = inline_text(f"@{pull.author}", links) if pull.author else "—"
+    context = {
+        "frontmatter": frontmatter,
+        "number": pull.number,
+        "repository": f"{pull.owner}/{pull.repo}",
+        "title": inline_text(pull.title, links) or f"#{pull.number}",
+        "author": author,
+        "state": _state(pull, lang),
+        "merged_at": one_line(pull.merged_at or "") or "—",
+        "base_ref": code_span(pull.base_ref) or "—",
+        "head_ref": code_span(pull.head_ref) or "—",
+        "base_sha": pull.base_sha,
+        "head_sha": pull.head_sha,
+        "html_url": html_url,
+        "additions": pull.additions,
+        "deletions": pull.deletions,
+        "changed_files": pull.changed_files or len(files),
+        "commits": pull.commits,
+        "body": _quote(markdown_text(pull.body, links)) if pull.body.strip() else "",
+        "scope": scope,
+        "summary": fenced_code("\n".join(summary_lines)) if summary_lines else "",
+        "symbols": symbols,
+        "symbols_from_ast": all_ast and store is not None,
+        "diagram": _diagrams(files, symbols),
+        "notes": notes,
+        "upstream": upstream.name,
+    }
+    text = _environment().get_template(f"pr-deep-dive.{lang}.md.j2").render(context)
+    slug = _file_slug(pull.title)
+    name = f"pr-{pull.number}-{slug}" if slug else f"pr-{pull.number}"
+    if lang == "zh":
+        name += ".zh"
+    return PrPage(
+        pull=pull,
+        upstream=upstream.name,
+        lang=lang,
+        meta=meta,
+        text=text,
+        default_output=Path("docs") / "analysis" / f"{name}.md",
+        files=files,
+        symbols=tuple(symbols),
+        symbols_source="ast" if context["symbols_from_ast"] else "hunks",
+        notes=notes,
+    )
+
+
+def _quote(markdown: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in markdown.rstrip("\n").split("\n"))
+
+
+def write_pr_page(page: PrPage, output: Path, *, force: bool = False) -> Path:
+    """Write the page atomically; refuses to replace an existing file unless ``force``."""
+    if output.exists() and not force:
+        raise OutputExists(f"{output} already exists; pass --force to overwrite it")
+    if output.exists() and not output.is_file():
+        raise PrError(f"{output} exists and is not a file")
+    atomic_write(output, page.text.encode("utf-8"))
+    logger.info("wrote %s", output)
+    return output

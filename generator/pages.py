@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from generator.model import Finding
+
 _BOM = "\ufeff"
 _OPENING = re.compile(r"---[ \t]*\r?\n")
 _CLOSING = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.M)
@@ -82,6 +84,18 @@ class _UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: 
 _UniqueKeyLoader.add_constructor(
     yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _UniqueKeyLoader.construct_mapping
 )
+
+
+def problem_findings(page: Page) -> list[Finding]:
+    """The problems met reading ``page`` (encoding, frontmatter), as findings."""
+    from generator.checks import severity_of
+
+    return [
+        Finding(
+            severity_of(p.check), p.check, page.display, p.line, p.column, p.message, p.suggestion
+        )
+        for p in page.problems
+    ]
 
 
 def load_yaml(text: str) -> Any:

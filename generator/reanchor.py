@@ -543,8 +543,10 @@ def _dropwhile_blank(lines: list[str]) -> list[str]:
     return lines[index:]
 
 
-def diff_trees(store: GitStore, old: str, new: str) -> tuple[dict[str, FileChange], list[str]]:
-    """Files changed between two commits (by old path, with renames and hunks), and files added."""
+def _direct_diff(
+    store: GitStore, old: str, new: str
+) -> tuple[dict[str, FileChange], list[str], set[str]]:
+    """One diff between two commits, with rename detection and no context lines."""
     output = (
         store.repo.git(c="core.quotePath=false")
         .diff(
@@ -558,7 +560,12 @@ def diff_trees(store: GitStore, old: str, new: str) -> tuple[dict[str, FileChang
         )
         .decode("utf-8", "surrogateescape")
     )
-    changes, added, _ = _parse_diff(output.split("\n"))
+    return _parse_diff(output.split("\n"))
+
+
+def diff_trees(store: GitStore, old: str, new: str) -> tuple[dict[str, FileChange], list[str]]:
+    """Files changed between two commits (by old path, with renames and hunks), and files added."""
+    changes, added, _ = _direct_diff(store, old, new)
     return changes, added
 
 
@@ -568,25 +575,9 @@ def history_steps(store: GitStore, old: str, new: str) -> list[Step]:
         return []
     try:
         store.repo.git.merge_base("--is-ancestor", old, new)
-        linear = True
     except git.GitCommandError:
-        linear = False  # history rewritten or a jump backwards: compare the two commits directly
-    if not linear:
-        output = (
-            store.repo.git(c="core.quotePath=false")
-            .diff(
-                "--no-color",
-                "--no-ext-diff",
-                "-U0",
-                "--find-renames=50%",
-                old,
-                new,
-                stdout_as_string=False,
-            )
-            .decode("utf-8", "surrogateescape")
-        )
-        changes, added, texts = _parse_diff(output.split("\n"))
-        return [Step(new, changes, added, texts)]
+        # History rewritten, or a jump backwards: compare the two commits directly.
+        return [Step(new, *_direct_diff(store, old, new))]
     output = (
         store.repo.git(c="core.quotePath=false")
         .log(

@@ -31,7 +31,7 @@ from typing import Any
 
 from generator.diagrams import diagram_findings
 from generator.model import Finding, Severity
-from generator.pages import Page, parse_page
+from generator.pages import Page, parse_page, problem_findings
 from generator.paths import (
     Curriculum,
     as_list,
@@ -491,18 +491,7 @@ def spec_findings(specs: Sequence[Spec], config: LeanSpecConfig) -> list[Finding
     findings: list[Finding] = list(config.findings)
     for spec in specs:
         page = spec.page
-        for problem in page.problems:
-            findings.append(
-                Finding(
-                    _E,
-                    problem.check,
-                    page.display,
-                    problem.line,
-                    problem.column,
-                    problem.message,
-                    problem.suggestion,
-                )
-            )
+        findings.extend(problem_findings(page))
         findings.extend(lifecycle_findings(page, "spec"))
         findings.extend(_structure_findings(spec, config))
         findings.extend(_link_findings(spec, specs))

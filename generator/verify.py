@@ -20,7 +20,7 @@ from generator.extract.links import extract_anchors
 from generator.linkcheck import LinkChecker
 from generator.manifest import ConfigError, Manifest, find_manifest, load_manifest
 from generator.model import CodeRef, Finding, ResolvedRef, Severity
-from generator.pages import Page, parse_page
+from generator.pages import Page, parse_page, problem_findings
 from generator.resolve import HeldRef, Resolver, page_context
 from generator.specs import governance_findings
 
@@ -216,18 +216,7 @@ class Verifier:
 
     def _verify_one(self, item: _Parsed, report: Report) -> None:
         page, layout = item.page, item.layout
-        for problem in page.problems:
-            report.findings.append(
-                Finding(
-                    severity_of(problem.check),
-                    problem.check,
-                    page.display,
-                    problem.line,
-                    problem.column,
-                    problem.message,
-                    problem.suggestion,
-                )
-            )
+        report.findings.extend(problem_findings(page))
         if layout is None:
             return
         context = page_context(page.display, page.meta, self.manifest)

@@ -325,3 +325,12 @@ def test_report_fences_cannot_be_broken_by_the_cited_code():
 
     assert _fenced(["x = 1"]) == ["```", "x = 1", "```"]
     assert _fenced(['doc = """', "````", '"""']) == ["`````", 'doc = """', "````", '"""', "`````"]
+
+
+def test_a_jump_backwards_compares_the_two_commits_directly(history):
+    store, old, target = history
+    backwards = Reanchorer(store, target, old)
+    assert len(backwards.steps) == 1  # not an ancestor: one direct diff
+    drift = backwards.classify("pkg/core.py", 13, 13, None)
+    assert (drift.status, drift.new_path, drift.new_start) == (DriftStatus.MOVED, "pkg/core.py", 10)
+    assert backwards.classify("pkg/other.py", 4, 5, "gamma").new_path == "pkg/core.py"

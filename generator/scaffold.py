@@ -35,11 +35,21 @@ PAGE_KINDS: dict[str, str] = {
 """Page kinds and the docs directory each goes into by default."""
 
 _BODIES: dict[str, str] = {
-    "pr-deep-dive": "## 1. Overview\n\n## 2. Architecture\n\n## 3. Key changes\n\n"
-    "## 4. Execution path\n\n## 5. Summary\n",
-    "review": "## 1. Summary\n\n## 2. Scope\n\n## 3. Findings\n\n## 4. Recommendations\n",
-    "source-analysis": "## 1. Overview\n\n## 2. Architecture\n\n## 3. Walkthrough\n\n"
-    "## 4. Summary\n",
+    # The mandatory sections of the PR deep-dive prompt, numbered as the diagram checks expect.
+    "pr-deep-dive": "## 1. TL;DR\n\n## 2. Big Picture\n\n### 2.1 Before vs After Architecture\n\n"
+    "### 2.2 Change Scope Summary\n\n## 3. Design Rationale\n\n### 3.1 Problem Background\n\n"
+    "### 3.2 Solution Approach\n\n### 3.3 Key Design Points\n\n"
+    "## 4. Execution Path Deep Dive\n\n### 4.1 Entry Point\n\n### 4.2 Call Chain Visualization\n\n"
+    "### 4.3 Data Flow\n\n### 4.4 Core Code Walkthrough\n\n## 5. Module Relationships\n\n"
+    "## 6. Risks & Edge Cases\n\n## 7. Quick Reference\n\n### 7.1 File Change Summary\n\n"
+    "### 7.2 Key Functions Index\n\n### 7.3 Related Code Pointers\n",
+    # The review prompt: understand, verify tests, findings by severity, questions.
+    "review": "## 1. Summary\n\n## 2. Test Verification\n\n## 3. Findings\n\n"
+    "### P0 — Critical\n\n### P1 — Important\n\n### P2 — Suggestion\n\n### P3 — Nitpick\n\n"
+    "## 4. Questions for the Author\n",
+    # The same sections `python -m generator source` drafts.
+    "source-analysis": "## 1. Overview\n\n## 2. Outline\n\n## 3. Class relationships\n\n"
+    "## 4. Walkthrough\n\n## 5. Pitfalls and open questions\n",
     "learning-path": "## Reading order\n\n## Step by step\n\n## Where to go next\n",
     "index": "## What is covered\n\n## Learning paths\n",
 }

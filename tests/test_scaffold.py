@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import shutil
 from pathlib import Path
 
@@ -69,3 +70,44 @@ def test_new_page_refuses_unknown_spec_and_kind(root):
         new_page(root, root / "docs", kind="source-analysis", spec="042", title="x")
     with pytest.raises(ConfigError):
         new_page(root, root / "docs", kind="novel", spec="001", title="x")
+
+
+def test_a_scaffolded_pr_deep_dive_has_the_prompts_sections_and_asks_for_its_diagrams(root):
+    created = new_page(
+        root,
+        root / "docs",
+        kind="pr-deep-dive",
+        spec="001",
+        title="PR 9",
+        level="advanced",
+        paths=["advanced"],
+    )
+    text = created.path.read_text("utf-8")
+    headings = [h.rstrip(".") for h in re.findall(r"^#{2,3} (\d[\d.]*) ", text, re.M)]
+    assert headings == [
+        "1",
+        "2",
+        "2.1",
+        "2.2",
+        "3",
+        "3.1",
+        "3.2",
+        "3.3",
+        "4",
+        "4.1",
+        "4.2",
+        "4.3",
+        "4.4",
+        "5",
+        "6",
+        "7",
+        "7.1",
+        "7.2",
+        "7.3",
+    ]
+    assert validate(root, root / "docs") == []  # a draft: diagrams are not asked for yet
+    created.path.write_text(text.replace("status: draft", "status: complete"), "utf-8")
+    missing = [f for f in validate(root, root / "docs") if f.check == "diagram-missing"]
+    lines = text.splitlines()
+    numbers = [lines[f.line - 1].split(" ", 2)[1].rstrip(".") for f in missing]
+    assert numbers == ["2.1", "4.2", "4.3", "5"]

@@ -46,6 +46,48 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "--cache-dir", type=Path, metavar="DIR", help="GitHub response cache (.cache/github/)"
     )
 
+    review = commands.add_parser(
+        "review",
+        help="draft a code review page from a GitHub pull request, or export one as JSON",
+        description="Fetch pull request OWNER/REPO#N and its review comments from GitHub "
+        "(GITHUB_TOKEN or GH_TOKEN, GITHUB_API_URL) and write a review page (seed 002): "
+        "summary, test verification, P0 to P3 findings, questions for the author and the PR's "
+        "review comments grouped by file, as refs at the head commit. With "
+        "--export-review-json PAGE --output FILE, turn a finished review page into the JSON "
+        "body of GitHub's create-a-review call instead (written to FILE, never posted). "
+        "Exit status: 0 written, 1 GitHub failed, 2 usage problem.",
+    )
+    review.add_argument("repository", nargs="?", metavar="OWNER/REPO", help="the repository")
+    review.add_argument("number", nargs="?", type=int, metavar="N", help="the pull request number")
+    review.add_argument(
+        "--export-review-json",
+        type=Path,
+        metavar="PAGE",
+        help="export this finished review page as a create-a-review JSON body (needs --output)",
+    )
+    review.add_argument(
+        "--output",
+        "-o",
+        type=Path,
+        metavar="PATH",
+        help="where to write the page (default: docs/analysis/review-pr-N-<title>.md in the "
+        "knowledge base) or, with --export-review-json, the JSON file",
+    )
+    review.add_argument("--force", action="store_true", help="overwrite an existing file")
+    review.add_argument(
+        "--offline", action="store_true", help="use only cached GitHub responses, never the network"
+    )
+    review.add_argument(
+        "--lang",
+        choices=["auto", "en", "zh"],
+        default="auto",
+        help="headings' language (default: auto, Chinese for a mostly CJK title and body)",
+    )
+    review.add_argument("--manifest", type=Path, metavar="FILE", help="upstream manifest")
+    review.add_argument(
+        "--cache-dir", type=Path, metavar="DIR", help="GitHub response cache (.cache/github/)"
+    )
+
 
 def run_pr(args: argparse.Namespace) -> int:
     """``python -m generator pr OWNER/REPO N``."""
@@ -104,6 +146,94 @@ def run_pr(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def run_export_review(args: argparse.Namespace) -> int:
+    """``python -m generator review --export-review-json PAGE --output FILE``."""
+    from generator.generate.review import PrError, write_review_json
+
+    if args.repository is not None or args.number is not None:
+        sys.stderr.write("error: --export-review-json takes a page, not OWNER/REPO N\n")
+        return EXIT_USAGE
+    if args.output is None:
+        sys.stderr.write("error: --export-review-json needs --output FILE\n")
+        return EXIT_USAGE
+    try:
+        target, payload = write_review_json(args.export_review_json, args.output, force=args.force)
+    except PrError as error:
+        sys.stderr.write(f"error: {error}\n")
+        return EXIT_USAGE
+    sys.stdout.write(
+        f"wrote {target}: review of {payload['commit_id'][:12]}, "
+        f"{len(payload['comments'])} inline comments (not posted)\n"
+    )
+    return EXIT_OK
+
+
+def run_review(args: argparse.Namespace) -> int:
+    """``python -m generator review OWNER/REPO N`` (or ``--export-review-json``)."""
+    if args.export_review_json is not None:
+        return run_export_review(args)
+    from generator.generate.review import (
+        PrError,
+        build_review_page,
+        parse_repository,
+        write_review_page,
+    )
+    from generator.github import GitHubClient, GitHubError, default_cache_dir, terminal_progress
+    from generator.manifest import MANIFEST_NAME, ConfigError, find_manifest, load_manifest
+
+    try:
+        if args.repository is None or args.number is None:
+            raise PrError("expected OWNER/REPO N (or --export-review-json PAGE --output FILE)")
+        owner, repo = parse_repository(args.repository)
+        if args.number < 1:
+            raise PrError(f"invalid pull request number {args.number}")
+    except PrError as error:
+        sys.stderr.write(f"error: {error}\n")
+        return EXIT_USAGE
+    manifest_path = args.manifest or find_manifest(Path.cwd())
+    if manifest_path is None:
+        raise ConfigError(
+            f"no {MANIFEST_NAME} in {Path.cwd()} or its parents",
+            hint="run from the knowledge base, or pass --manifest PATH",
+        )
+    manifest = load_manifest(manifest_path)
+    root = manifest.root
+    cache_dir = args.cache_dir or default_cache_dir(root)
+    lang = None if args.lang == "auto" else args.lang
+    try:
+        if args.output is None:
+            output = None
+        else:
+            output = args.output
+            if output.exists() and not args.force:  # say so before fetching anything
+                sys.stderr.write(f"error: {output} already exists; pass --force to overwrite it\n")
+                return EXIT_USAGE
+        with GitHubClient.from_env(
+            cache_dir=cache_dir, offline=args.offline, progress=terminal_progress(sys.stderr)
+        ) as client:
+            page = build_review_page(client, manifest, owner, repo, args.number, lang=lang)
+        target = output if output is not None else root / page.default_output
+        write_review_page(page, target, force=args.force)
+    except PrError as error:
+        sys.stderr.write(f"error: {error}\n")
+        return EXIT_USAGE
+    except GitHubError as error:
+        sys.stderr.write(f"error: {error}\n")
+        return EXIT_FAILED
+    for note in page.notes:
+        sys.stderr.write(f"note: {note}\n")
+    try:
+        shown = target.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        shown = target
+    sys.stdout.write(
+        f"wrote {shown}: review of PR #{page.pull.number} ({page.lang}), {len(page.files)} files, "
+        f"{len(page.test_files)} test files, {len(page.comments)} review comments, pinned to "
+        f"{page.pull.head_sha[:12]}\n"
+    )
+    return EXIT_OK
+
+
 def handlers() -> dict[str, Callable[[argparse.Namespace], int]]:
     """Command name -> handler, for generator.cli's dispatch."""
-    return {"pr": run_pr}
+    return {"pr": run_pr, "review": run_review}

@@ -21,10 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +31,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from measure import run_generator  # noqa: E402  (scripts/measure.py, beside this script)
 
 from generator.gitbuild import RepoBuilder, run_git  # noqa: E402
 
@@ -284,17 +283,8 @@ def main() -> int:
             f"{len(list(docs.iterdir()))} pages, built in {time.perf_counter() - started:.1f} s"
         )
 
-        started = time.perf_counter()
-        result = subprocess.run(
-            [sys.executable, "-m", "generator", "sync", "up", "--no-fetch", "--to", last],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            check=False,
-        )
-        elapsed = time.perf_counter() - started
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        result = run_generator(["sync", "up", "--no-fetch", "--to", last], root)
+        elapsed, peak = result.seconds, result.peak_mib
         if result.returncode != 0:
             raise SystemExit(f"sync failed: {result.stderr}")
         report = json.loads(next((root / ".cache" / "reports").glob("*.json")).read_text())

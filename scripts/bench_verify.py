@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -28,6 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from measure import run_generator  # noqa: E402  (scripts/measure.py, beside this script)
 
 from generator.gitbuild import RepoBuilder  # noqa: E402
 
@@ -113,22 +113,12 @@ def build_corpus(root: Path, pages: int, refs_per_page: int, files: int, seed: i
     return {"pin": pin, "refs": total, "broken": broken, "index": index, "repo": repo.path}
 
 
-def run_verifier(root: Path) -> tuple[float, int, dict]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    started = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, "-m", "generator", "verify", "docs", "--format", "json"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
-    )
-    elapsed = time.perf_counter() - started
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+def run_verifier(root: Path) -> tuple[float, float, dict]:
+    """Seconds, peak MiB and JSON report of one verifier run, as a fresh process."""
+    result = run_generator(["verify", "docs", "--format", "json"], root)
     if result.returncode not in (0, 1):
         raise SystemExit(f"verifier failed: {result.stderr}")
-    return elapsed, max(peak_kib, before), json.loads(result.stdout)
+    return result.seconds, result.peak_mib, json.loads(result.stdout)
 
 
 def naive(corpus: dict, sample: int) -> float:
@@ -188,7 +178,7 @@ def main() -> int:
         )
         runs = [run_verifier(root) for _ in range(args.runs)]
         elapsed = min(run[0] for run in runs)
-        peak_mib = max(run[1] for run in runs) / 1024
+        peak_mib = max(run[1] for run in runs)
         report = runs[0][2]
         found = report["summary"]["refs"]
         errors = report["summary"]["errors"]

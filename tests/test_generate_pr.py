@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.cli import main
 from generator.generate.pr import (
     detect_language,
     render_pr_page,
@@ -41,26 +40,11 @@ SECTIONS += ["5", "6", "7", "7.1", "7.2", "7.3"]
 
 @pytest.fixture(scope="module")
 def widgets(tmp_path_factory: pytest.TempPathFactory) -> tuple[KB, gh.FixturePR]:
-    kb = KB(tmp_path_factory.mktemp("pr-kb"))
-    kb.docs.mkdir(parents=True)
-    pr = gh.build_fixture_pr(kb.root / "cache" / "widgets")
-    kb.upstreams["widgets"] = {
-        "url": str(pr.repo),
-        "branch": "main",
-        "pin": pr.head,
-        "prefixes": ["pkg/", "assets/"],
-        "web_url": f"https://github.com/{gh.OWNER}/{gh.REPO}",
-    }
-    kb.write_manifest()
-    return kb, pr
+    return gh.fixture_kb(tmp_path_factory.mktemp("pr-kb"))
 
 
 def run_pr(kb: KB, server: gh.FakeGitHub, monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
-    monkeypatch.chdir(kb.root)
-    monkeypatch.setenv("GITHUB_API_URL", server.url)
-    monkeypatch.setenv("GITHUB_TOKEN", gh.TOKEN)
-    monkeypatch.delenv("GH_TOKEN", raising=False)
-    return main(["pr", *args])
+    return gh.run_generator(kb, server, monkeypatch, "pr", *args)
 
 
 def section_numbers(text: str) -> list[str]:

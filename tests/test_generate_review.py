@@ -40,18 +40,7 @@ HEADINGS = [
 
 @pytest.fixture(scope="module")
 def widgets(tmp_path_factory: pytest.TempPathFactory) -> tuple[KB, gh.FixturePR]:
-    kb = KB(tmp_path_factory.mktemp("review-kb"))
-    kb.docs.mkdir(parents=True)
-    pr = gh.build_fixture_pr(kb.root / "cache" / "widgets")
-    kb.upstreams["widgets"] = {
-        "url": str(pr.repo),
-        "branch": "main",
-        "pin": pr.head,
-        "prefixes": ["pkg/", "assets/"],
-        "web_url": f"https://github.com/{gh.OWNER}/{gh.REPO}",
-    }
-    kb.write_manifest()
-    return kb, pr
+    return gh.fixture_kb(tmp_path_factory.mktemp("review-kb"))
 
 
 def comment(cid: int, path: str, line: int | None, body: str, **extra: Any) -> dict[str, Any]:
@@ -75,11 +64,7 @@ def serve(server: gh.FakeGitHub, pr: gh.FixturePR, comments: list[dict[str, Any]
 
 
 def review(kb: KB, server: gh.FakeGitHub, monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
-    monkeypatch.chdir(kb.root)
-    monkeypatch.setenv("GITHUB_API_URL", server.url)
-    monkeypatch.setenv("GITHUB_TOKEN", gh.TOKEN)
-    monkeypatch.delenv("GH_TOKEN", raising=False)
-    return main(["review", *args])
+    return gh.run_generator(kb, server, monkeypatch, "review", *args)
 
 
 def headings(text: str) -> list[str]:

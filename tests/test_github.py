@@ -210,6 +210,36 @@ def module_text(i: int, extra: str = "") -> str:
     )
 
 
+def fixture_kb(root: Path) -> tuple[Any, FixturePR]:
+    """A knowledge base at ``root`` whose upstream ``widgets`` is the fixture PR's repository
+    (so the PR's head commit is available locally), for the page generators' tests."""
+    from tests.conftest import KB
+
+    kb = KB(root)
+    kb.docs.mkdir(parents=True)
+    pr = build_fixture_pr(kb.root / "cache" / "widgets")
+    kb.upstreams["widgets"] = {
+        "url": str(pr.repo),
+        "branch": "main",
+        "pin": pr.head,
+        "prefixes": ["pkg/", "assets/"],
+        "web_url": f"https://github.com/{OWNER}/{REPO}",
+    }
+    kb.write_manifest()
+    return kb, pr
+
+
+def run_generator(kb: Any, server: FakeGitHub, monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
+    """``python -m generator ARGS`` in-process, in ``kb``, against the replaying server."""
+    from generator.cli import main
+
+    monkeypatch.chdir(kb.root)
+    monkeypatch.setenv("GITHUB_API_URL", server.url)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.delenv("GH_TOKEN", raising=False)
+    return main(list(args))
+
+
 def build_fixture_pr(root: Path) -> FixturePR:
     repo = RepoBuilder.init(root)
     base_files: dict[str, str | bytes | None] = {

@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -89,43 +90,42 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     )
 
 
-def run_pr(args: argparse.Namespace) -> int:
-    """``python -m generator pr OWNER/REPO N``."""
-    from generator.generate.pr import PrError, build_pr_page, parse_repository, write_pr_page
+def _draft_from_pull(
+    args: argparse.Namespace,
+    build: Callable[..., Any],
+    write: Callable[..., Path],
+    describe: Callable[[Any], str],
+) -> int:
+    """Fetch pull request ``args.repository#args.number``, draft a page with ``build`` and write
+    it with ``write``: the flow `pr` and `review` share (errors, cache, progress, summary)."""
+    from generator.cli import _manifest
+    from generator.generate.pr import PrError, parse_repository
     from generator.github import GitHubClient, GitHubError, default_cache_dir, terminal_progress
-    from generator.manifest import MANIFEST_NAME, ConfigError, find_manifest, load_manifest
 
     try:
+        if args.repository is None or args.number is None:
+            raise PrError("expected OWNER/REPO N (or --export-review-json PAGE --output FILE)")
         owner, repo = parse_repository(args.repository)
         if args.number < 1:
             raise PrError(f"invalid pull request number {args.number}")
     except PrError as error:
         sys.stderr.write(f"error: {error}\n")
         return EXIT_USAGE
-    manifest_path = args.manifest or find_manifest(Path.cwd())
-    if manifest_path is None:
-        raise ConfigError(
-            f"no {MANIFEST_NAME} in {Path.cwd()} or its parents",
-            hint="run from the knowledge base, or pass --manifest PATH",
-        )
-    manifest = load_manifest(manifest_path)
-    root = manifest.root
-    cache_dir = args.cache_dir or default_cache_dir(root)
+    manifest = _manifest(args.manifest)
+    output: Path | None = args.output
+    if output is not None and output.exists() and not args.force:  # before fetching anything
+        sys.stderr.write(f"error: {output} already exists; pass --force to overwrite it\n")
+        return EXIT_USAGE
     lang = None if args.lang == "auto" else args.lang
     try:
-        if args.output is None:
-            output = None
-        else:
-            output = args.output
-            if output.exists() and not args.force:  # say so before fetching anything
-                sys.stderr.write(f"error: {output} already exists; pass --force to overwrite it\n")
-                return EXIT_USAGE
         with GitHubClient.from_env(
-            cache_dir=cache_dir, offline=args.offline, progress=terminal_progress(sys.stderr)
+            cache_dir=args.cache_dir or default_cache_dir(manifest.root),
+            offline=args.offline,
+            progress=terminal_progress(sys.stderr),
         ) as client:
-            page = build_pr_page(client, manifest, owner, repo, args.number, lang=lang)
-        target = output if output is not None else root / page.default_output
-        write_pr_page(page, target, force=args.force)
+            page = build(client, manifest, owner, repo, args.number, lang=lang)
+        target = output if output is not None else manifest.root / page.default_output
+        write(page, target, force=args.force)
     except PrError as error:
         sys.stderr.write(f"error: {error}\n")
         return EXIT_USAGE
@@ -138,12 +138,24 @@ def run_pr(args: argparse.Namespace) -> int:
         shown = target.resolve().relative_to(Path.cwd().resolve())
     except ValueError:
         shown = target
-    sys.stdout.write(
-        f"wrote {shown}: PR #{page.pull.number} ({page.lang}), {len(page.files)} files, "
-        f"{len(page.symbols)} key functions ({page.symbols_source}), pinned to "
-        f"{page.pull.head_sha[:12]}\n"
-    )
+    sys.stdout.write(f"wrote {shown}: {describe(page)}\n")
     return EXIT_OK
+
+
+def run_pr(args: argparse.Namespace) -> int:
+    """``python -m generator pr OWNER/REPO N``."""
+    from generator.generate.pr import build_pr_page, write_pr_page
+
+    return _draft_from_pull(
+        args,
+        build_pr_page,
+        write_pr_page,
+        lambda page: (
+            f"PR #{page.pull.number} ({page.lang}), {len(page.files)} files, "
+            f"{len(page.symbols)} key functions ({page.symbols_source}), pinned to "
+            f"{page.pull.head_sha[:12]}"
+        ),
+    )
 
 
 def run_export_review(args: argparse.Namespace) -> int:
@@ -172,66 +184,18 @@ def run_review(args: argparse.Namespace) -> int:
     """``python -m generator review OWNER/REPO N`` (or ``--export-review-json``)."""
     if args.export_review_json is not None:
         return run_export_review(args)
-    from generator.generate.review import (
-        PrError,
-        build_review_page,
-        parse_repository,
-        write_review_page,
-    )
-    from generator.github import GitHubClient, GitHubError, default_cache_dir, terminal_progress
-    from generator.manifest import MANIFEST_NAME, ConfigError, find_manifest, load_manifest
+    from generator.generate.review import build_review_page, write_review_page
 
-    try:
-        if args.repository is None or args.number is None:
-            raise PrError("expected OWNER/REPO N (or --export-review-json PAGE --output FILE)")
-        owner, repo = parse_repository(args.repository)
-        if args.number < 1:
-            raise PrError(f"invalid pull request number {args.number}")
-    except PrError as error:
-        sys.stderr.write(f"error: {error}\n")
-        return EXIT_USAGE
-    manifest_path = args.manifest or find_manifest(Path.cwd())
-    if manifest_path is None:
-        raise ConfigError(
-            f"no {MANIFEST_NAME} in {Path.cwd()} or its parents",
-            hint="run from the knowledge base, or pass --manifest PATH",
-        )
-    manifest = load_manifest(manifest_path)
-    root = manifest.root
-    cache_dir = args.cache_dir or default_cache_dir(root)
-    lang = None if args.lang == "auto" else args.lang
-    try:
-        if args.output is None:
-            output = None
-        else:
-            output = args.output
-            if output.exists() and not args.force:  # say so before fetching anything
-                sys.stderr.write(f"error: {output} already exists; pass --force to overwrite it\n")
-                return EXIT_USAGE
-        with GitHubClient.from_env(
-            cache_dir=cache_dir, offline=args.offline, progress=terminal_progress(sys.stderr)
-        ) as client:
-            page = build_review_page(client, manifest, owner, repo, args.number, lang=lang)
-        target = output if output is not None else root / page.default_output
-        write_review_page(page, target, force=args.force)
-    except PrError as error:
-        sys.stderr.write(f"error: {error}\n")
-        return EXIT_USAGE
-    except GitHubError as error:
-        sys.stderr.write(f"error: {error}\n")
-        return EXIT_FAILED
-    for note in page.notes:
-        sys.stderr.write(f"note: {note}\n")
-    try:
-        shown = target.resolve().relative_to(Path.cwd().resolve())
-    except ValueError:
-        shown = target
-    sys.stdout.write(
-        f"wrote {shown}: review of PR #{page.pull.number} ({page.lang}), {len(page.files)} files, "
-        f"{len(page.test_files)} test files, {len(page.comments)} review comments, pinned to "
-        f"{page.pull.head_sha[:12]}\n"
+    return _draft_from_pull(
+        args,
+        build_review_page,
+        write_review_page,
+        lambda page: (
+            f"review of PR #{page.pull.number} ({page.lang}), {len(page.files)} files, "
+            f"{len(page.test_files)} test files, {len(page.comments)} review comments, "
+            f"pinned to {page.pull.head_sha[:12]}"
+        ),
     )
-    return EXIT_OK
 
 
 def handlers() -> dict[str, Callable[[argparse.Namespace], int]]:

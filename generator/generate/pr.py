@@ -648,10 +648,16 @@ def build_pr_page(
     upstream = find_upstream(manifest, owner, repo)
     pull = client.pull(owner, repo, number)
     changes = client.pull_changes(owner, repo, number, pull=pull)
-    web_url = client.web_url
-    if upstream.web_url and upstream.github_slug:  # the host the upstream's pages live on
-        web_url = upstream.web_url.rstrip("/").rsplit("/", 2)[0]
-    return render_pr_page(pull, changes, upstream, web_url=web_url, lang=lang, today=today)
+    return render_pr_page(
+        pull, changes, upstream, web_url=pages_web_url(client, upstream), lang=lang, today=today
+    )
+
+
+def pages_web_url(client: GitHubClient, upstream: Upstream) -> str:
+    """The web host that ``@user`` and ``#123`` links go to: the upstream's, else the client's."""
+    if upstream.web_url and upstream.github_slug:
+        return upstream.web_url.rstrip("/").rsplit("/", 2)[0]
+    return client.web_url
 
 
 def render_pr_page(
@@ -785,10 +791,20 @@ def _quote(markdown: str) -> str:
 
 def write_pr_page(page: PrPage, output: Path, *, force: bool = False) -> Path:
     """Write the page atomically; refuses to replace an existing file unless ``force``."""
+    return write_new_file(output, page.text.encode("utf-8"), force=force)
+
+
+def refuse_existing(output: Path, force: bool) -> None:
+    """Raise unless ``output`` may be written (absent, or a file and ``force``)."""
     if output.exists() and not force:
         raise OutputExists(f"{output} already exists; pass --force to overwrite it")
     if output.exists() and not output.is_file():
         raise PrError(f"{output} exists and is not a file")
-    atomic_write(output, page.text.encode("utf-8"))
+
+
+def write_new_file(output: Path, data: bytes, *, force: bool = False) -> Path:
+    """Write ``data`` atomically, refusing to replace an existing file unless ``force``."""
+    refuse_existing(output, force)
+    atomic_write(output, data)
     logger.info("wrote %s", output)
     return output

@@ -27,10 +27,10 @@ from typing import Any
 
 import yaml
 
+from generator.extract import extract_headings, extract_refs, scan
 from generator.generate.pr import (
     ChangedFile,
     Language,
-    OutputExists,
     PrError,
     _environment,
     _file_slug,
@@ -40,12 +40,15 @@ from generator.generate.pr import (
     changed_files,
     detect_language,
     find_upstream,
+    pages_web_url,
     parse_repository,
+    refuse_existing,
+    write_new_file,
 )
 from generator.github import GitHubClient, PullRequest, ReviewComment
 from generator.manifest import Manifest
 from generator.model import Upstream
-from generator.pages import atomic_write, read_page
+from generator.pages import read_page
 from generator.sanitize import (
     LinkContext,
     code_span,
@@ -60,7 +63,6 @@ __all__ = [
     "ExportError",
     "ReviewPage",
     "build_review_page",
-    "export_review",
     "is_test_file",
     "parse_repository",
     "render_review_page",
@@ -163,15 +165,12 @@ def build_review_page(
     pull = client.pull(owner, repo, number)
     files = client.pull_files(owner, repo, number)
     comments = client.pull_review_comments(owner, repo, number)
-    web_url = client.web_url
-    if upstream.web_url and upstream.github_slug:  # the host the upstream's pages live on
-        web_url = upstream.web_url.rstrip("/").rsplit("/", 2)[0]
     return render_review_page(
         pull,
         changed_files(files),
         comments,
         upstream,
-        web_url=web_url,
+        web_url=pages_web_url(client, upstream),
         lang=lang,
         today=today,
     )
@@ -256,28 +255,16 @@ def render_review_page(
     )
 
 
-def _refuse_existing(output: Path, force: bool) -> None:
-    if output.exists() and not force:
-        raise OutputExists(f"{output} already exists; pass --force to overwrite it")
-    if output.exists() and not output.is_file():
-        raise PrError(f"{output} exists and is not a file")
-
-
 def write_review_page(page: ReviewPage, output: Path, *, force: bool = False) -> Path:
     """Write the page atomically; refuses to replace an existing file unless ``force``."""
-    _refuse_existing(output, force)
-    atomic_write(output, page.text.encode("utf-8"))
-    logger.info("wrote %s", output)
-    return output
+    return write_new_file(output, page.text.encode("utf-8"), force=force)
 
 
 # --------------------------------------------------------------------------------------------
 # Export
 
 
-_SECTION = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _SEVERITY_HEADING = re.compile(r"^(P[0-3])\b")
-_REF = re.compile(r"`([^`\s:][^`\s]*?):(\d+)(?:-(\d+))?`")
 _MARKER = re.compile(r"^\s*(?:\*\*)?\[?(P[0-3])\]?(?:\*\*)?\s*[:\-—]?\s*")
 _QUESTIONS = re.compile(r"^\d+\.\s+(?:Questions|向作者提问)")
 _ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
@@ -285,25 +272,14 @@ _ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 
 def _sections(body: str) -> list[tuple[int, str, list[str]]]:
     """(level, heading, lines) for every heading of the page outside fenced code."""
-    sections: list[tuple[int, str, list[str]]] = [(0, "", [])]
-    fence: str | None = None
-    for line in body.split("\n"):
-        stripped = line.strip()
-        if fence is not None:
-            if stripped.startswith(fence) and stripped.strip("`~") == "":
-                fence = None
-            sections[-1][2].append(line)
-            continue
-        opening = re.match(r"^(`{3,}|~{3,})", stripped)
-        if opening:
-            fence = opening[1]
-            sections[-1][2].append(line)
-            continue
-        heading = _SECTION.match(line)
-        if heading:
-            sections.append((len(heading[1]), heading[2], []))
-        else:
-            sections[-1][2].append(line)
+    lines = body.split("\n")
+    headings = extract_headings(scan(body))
+    sections: list[tuple[int, str, list[str]]] = [
+        (0, "", lines[: headings[0].line - 1] if headings else lines)
+    ]
+    for index, heading in enumerate(headings):
+        end = headings[index + 1].line - 1 if index + 1 < len(headings) else len(lines)
+        sections.append((heading.level, heading.text, lines[heading.line : end]))
     return sections
 
 
@@ -354,16 +330,16 @@ def findings(body: str) -> list[Finding]:
         if severity is None:
             continue
         for text in _items(lines):
-            ref = _REF.search(text)
-            if ref is None:
+            ref = next((r for r in extract_refs(scan(text), "") if r.start is not None), None)
+            if ref is None or ref.end is None:
                 found.append(Finding(severity[1], text))
                 continue
-            start, end = int(ref[2]), int(ref[3] or ref[2])
+            start, end = ref.start, ref.end
             found.append(
                 Finding(
                     severity[1],
                     text,
-                    path=ref[1],
+                    path=ref.path,
                     line=end,
                     start_line=start if start < end else None,
                 )
@@ -423,16 +399,9 @@ def write_review_json(
     page_path: Path, output: Path, *, force: bool = False
 ) -> tuple[Path, dict[str, Any]]:
     """Export ``page_path`` to ``output`` atomically; refuses to replace a file unless ``force``."""
-    _refuse_existing(output, force)
+    refuse_existing(output, force)  # before reading anything, as the CLI promises
     if not page_path.is_file():
         raise ExportError(f"{page_path} is not a file")
     payload = review_json(page_path)
     data = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
-    atomic_write(output, data.encode("utf-8"))
-    logger.info("wrote %s", output)
-    return output, payload
-
-
-def export_review(page_path: Path, output: Path, *, force: bool = False) -> dict[str, Any]:
-    """:func:`write_review_json`, returning the payload only."""
-    return write_review_json(page_path, output, force=force)[1]
+    return write_new_file(output, data.encode("utf-8"), force=force), payload

@@ -452,7 +452,11 @@ def _run_source(args: argparse.Namespace) -> int:
         revision=args.at,
         placement=placement,
     )
-    print(f"wrote {written}")
+    try:
+        shown = written.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        shown = written
+    print(f"wrote {shown}")
     return EXIT_OK
 
 
@@ -505,3 +509,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`... | head`): stop quietly, and keep Python from complaining
+        # again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

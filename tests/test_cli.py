@@ -7,6 +7,8 @@ import shutil
 
 import pytest
 
+from tests.conftest import ROOT
+
 
 @pytest.fixture
 def broken_kb(lib_kb):
@@ -184,3 +186,27 @@ def test_upstreams_fetch_clones_from_a_local_remote(kb, tmp_path):
     assert "pkg" in kb.cli("upstreams", "list").stdout
     result = kb.cli("upstreams", "fetch", "ghost")
     assert result.returncode == 2 and "unknown upstream(s): ghost" in result.stderr
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(lib_kb):
+    import os
+    import subprocess
+    import sys
+
+    lib_kb.page("a.md", "lib/core.py:1\n")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `| head -1` that has already exited
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "generator", "verify", "docs"],
+            cwd=lib_kb.root,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert result.returncode == 141
+    assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr

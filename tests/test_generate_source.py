@@ -96,7 +96,7 @@ def test_generated_page_verifies_clean_and_cites_every_symbol(source_kb):
     result = source_kb.cli("source", "lib", "lib/engine.py")
     assert result.returncode == 0, result.stderr
     page = source_kb.docs / "analysis" / "lib-engine-source-analysis.md"
-    assert result.stdout.strip() == f"wrote {page}"
+    assert result.stdout.strip() == f"wrote {page.relative_to(source_kb.root)}"
     text = page.read_text("utf-8")
     assert "kind: source-analysis" in text and "status: draft" in text
     assert "| `Engine.__init__()` | method | `lib/engine.py:19-22` |" in text

@@ -269,3 +269,15 @@ def test_the_verifier_reports_a_missing_required_diagram(demo_kb):
         result.stdout
     )
     assert "0 errors, 1 warning" in result.stdout
+
+
+def test_a_malformed_lean_spec_config_is_a_finding_on_its_line(tmp_path):
+    root = kb(tmp_path)
+    config = root / ".lean-spec" / "config.json"
+    config.write_text('{\n  "specsDir": "specs",\n  "templates": [1, 2\n}\n', "utf-8")
+    found = [(f.check, f.page.rsplit("/", 1)[-1], f.line) for f in validate(root, root / "docs")]
+    assert found[0][:2] == ("spec-config-invalid", "config.json")
+    assert "not valid JSON" in validate(root, root / "docs")[0].message
+    config.write_text('{\n  "specsDir": "specs",\n  "templates": ["x"]\n}\n', "utf-8")
+    [finding] = [f for f in validate(root, root / "docs") if f.check == "spec-config-invalid"]
+    assert finding.line == 3 and "templates must map names" in finding.message

@@ -334,3 +334,17 @@ def test_a_jump_backwards_compares_the_two_commits_directly(history):
     drift = backwards.classify("pkg/core.py", 13, 13, None)
     assert (drift.status, drift.new_path, drift.new_start) == (DriftStatus.MOVED, "pkg/core.py", 10)
     assert backwards.classify("pkg/other.py", 4, 5, "gamma").new_path == "pkg/core.py"
+
+
+def test_a_held_reference_the_author_edited_away_is_reported(synced_kb):
+    root, _, target = synced_kb
+    assert cli(root, "sync", "up", "--no-fetch", "--to", target).returncode == 0
+    page = root / "docs" / "a.md"
+    # The author updates the held reference by hand but leaves its held_refs entry behind.
+    page.write_text(page.read_text("utf-8").replace("(pkg/core.py:4-6)", "(pkg/core.py:7-9)"))
+    findings = json.loads(cli(root, "verify", "docs", "--format", "json").stdout)["findings"]
+    unmatched = [f for f in findings if f["check"] == "held-ref-unmatched"]
+    assert len(unmatched) == 1
+    assert "held_refs names 'pkg/core.py:4-6'" in unmatched[0]["message"]
+    assert unmatched[0]["suggestion"] == "remove the entry from held_refs"
+    assert not [f for f in findings if f["check"] == "ref-needs-review"]

@@ -92,6 +92,14 @@ CHECKS: dict[str, Check] = {
             _W,
             "a diagram the page's kind requires is missing (or not 'N/A - reason')",
         ),
+        # Mandatory sections (generator/sections.py): from the page's kind, in the seed's order.
+        Check("section-missing", _W, "a section the page's kind requires is missing"),
+        Check("section-order", _W, "a required section comes before one the seed puts first"),
+        # Review items (generator/generate/review.py), checked by ingest and the review export.
+        Check("review-item-severity", _E, "a review finding has no severity (P0 to P3)"),
+        Check("review-item-ref", _W, "a review finding cites no file:line"),
+        Check("review-line-unchanged", _E, "a review finding cites a line the PR does not change"),
+        Check("no-code-refs", _W, "an analysis page cites no code (file:line) at all"),
     ]
 }
 

@@ -237,6 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
     from generator.generate.cli import add_commands as add_generator_commands
 
     add_generator_commands(commands)  # pr, ...
+    from generator.ingest_cli import add_commands as add_ingest_commands
+
+    add_ingest_commands(commands)
     return parser
 
 
@@ -498,6 +501,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     from generator.specs_cli import run_new, run_specs
 
     handlers.update({"specs": run_specs, "new": run_new})
+    from generator.ingest_cli import run_ingest
+
+    handlers["ingest"] = run_ingest
     from generator.generate.cli import handlers as generator_handlers
 
     handlers.update(generator_handlers())

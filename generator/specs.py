@@ -39,6 +39,7 @@ from generator.paths import (
     load_pages,
     meta_position,
 )
+from generator.sections import section_findings
 
 SPEC_STATUSES: tuple[str, ...] = ("draft", "planned", "in-progress", "complete", "archived")
 PRIORITIES: tuple[str, ...] = ("low", "medium", "high", "critical")
@@ -744,6 +745,7 @@ class Governance:
     spec_findings: list[Finding]
     page_findings: list[Finding]
     diagram_findings: list[Finding] = field(default_factory=list)
+    section_findings: list[Finding] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Finding]:
@@ -753,6 +755,7 @@ class Governance:
                 *self.page_findings,
                 *self.curriculum.findings,
                 *self.diagram_findings,
+                *self.section_findings,
             ],
             key=Finding.sort_key,
         )
@@ -822,6 +825,7 @@ def load_governance(
     )
     if findings:
         governance.diagram_findings = diagram_findings(all_pages, governance.diagram_overrides())
+        governance.section_findings = section_findings(all_pages)
     return governance
 
 
@@ -848,6 +852,7 @@ def governance_findings(root: Path, docs_root: Path, pages: Sequence[Page]) -> l
             *governance.page_findings,
             *governance.curriculum.findings,
             *governance.diagram_findings,
+            *governance.section_findings,
         ]
         if f.page in displays
     ]

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import git
 import yaml
 
 from generator.extract import extract_headings, extract_refs, scan
@@ -34,6 +35,7 @@ from generator.generate.pr import (
     PrError,
     _environment,
     _file_slug,
+    _patches_from_diff,
     _path_cell,
     _quote,
     _state,
@@ -43,6 +45,7 @@ from generator.generate.pr import (
     pages_web_url,
     parse_repository,
     refuse_existing,
+    touched_lines,
     write_new_file,
 )
 from generator.github import GitHubClient, PullRequest, ReviewComment
@@ -265,57 +268,77 @@ def write_review_page(page: ReviewPage, output: Path, *, force: bool = False) ->
 
 
 _SEVERITY_HEADING = re.compile(r"^(P[0-3])\b")
+_HEADING_SEVERITIES = re.compile(r"\bP([0-3])\b")
+_FINDINGS_HEADING = re.compile(
+    r"critical issues|suggestions|nitpicks|严重问题|改进建议|建议|细节|吹毛求疵", re.IGNORECASE
+)
 _MARKER = re.compile(r"^\s*(?:\*\*)?\[?(P[0-3])\]?(?:\*\*)?\s*[:\-—]?\s*")
-_QUESTIONS = re.compile(r"^\d+\.\s+(?:Questions|向作者提问)")
+_QUESTIONS = re.compile(r"^(?:\d+\.\s+)?(?:Questions|向作者提问)")
 _ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 
 
-def _sections(body: str) -> list[tuple[int, str, list[str]]]:
-    """(level, heading, lines) for every heading of the page outside fenced code."""
+def _sections(body: str) -> list[tuple[int, str, int, list[str]]]:
+    """(level, heading, first line, lines) per heading outside fenced code; lines 1-based."""
     lines = body.split("\n")
     headings = extract_headings(scan(body))
-    sections: list[tuple[int, str, list[str]]] = [
-        (0, "", lines[: headings[0].line - 1] if headings else lines)
+    sections: list[tuple[int, str, int, list[str]]] = [
+        (0, "", 1, lines[: headings[0].line - 1] if headings else lines)
     ]
     for index, heading in enumerate(headings):
         end = headings[index + 1].line - 1 if index + 1 < len(headings) else len(lines)
-        sections.append((heading.level, heading.text, lines[heading.line : end]))
+        sections.append((heading.level, heading.text, heading.line + 1, lines[heading.line : end]))
     return sections
 
 
-def _items(lines: Sequence[str]) -> list[str]:
-    """The top-level list items of a section, each with its indented continuation, dedented."""
-    items: list[list[str]] = []
+def _items(lines: Sequence[str], first_line: int = 1) -> list[tuple[int, str]]:
+    """The top-level list items of a section with their line, continuation lines dedented."""
+    items: list[tuple[int, list[str]]] = []
     open_item = False
-    for line in lines:
+    for number, line in enumerate(lines, first_line):
         if _ITEM.match(line):
-            items.append([_ITEM.sub("", line, count=1)])
+            items.append((number, [_ITEM.sub("", line, count=1)]))
             open_item = True
         elif open_item and (line.startswith((" ", "\t")) or not line.strip()):
-            items[-1].append(line)
+            items[-1][1].append(line)
         elif line.strip():
             open_item = False  # a paragraph ends the item
     out = []
-    for item in items:
-        if not item:
-            continue
+    for number, item in items:
         rest = [line.strip("\n") for line in item[1:]]
         indent = min((len(x) - len(x.lstrip()) for x in rest if x.strip()), default=0)
         text = "\n".join([item[0], *(x[indent:] for x in rest)]).strip()
         if text and not text.startswith("TODO(author)"):
-            out.append(text)
+            out.append((number, text))
     return out
+
+
+def _findings_section(heading: str) -> tuple[bool, str | None]:
+    """Whether a heading opens findings, and the one severity it implies (``None``: several).
+
+    Both layouts count: this project's ``### P1 — Important`` and the seed's
+    ``### 2. Critical Issues [P0/P1]``, ``### 3. Suggestions [P2]``, ``### 4. Nitpicks [P3]``.
+    """
+    own = _SEVERITY_HEADING.match(heading)
+    if own is not None:
+        return True, own[1]
+    named = {f"P{n}" for n in _HEADING_SEVERITIES.findall(heading)}
+    if named or _FINDINGS_HEADING.search(heading):
+        return True, named.pop() if len(named) == 1 else None
+    return False, None
 
 
 @dataclass(frozen=True)
 class Finding:
-    """One item of a severity section: its severity, its text and its first ``path:line``."""
+    """One item of a findings section: its severity, its text and its first ``path:line``."""
 
-    severity: str
+    severity: str | None
+    """``P0`` to ``P3``: the item's own marker, else its section's; ``None`` when neither says."""
     text: str
     path: str | None = None
     line: int | None = None
     start_line: int | None = None
+    page_line: int = 0
+    """Line of the item in the text it was read from (1-based)."""
 
     def comment_body(self) -> str:
         """The item's text, starting with its severity (``**[P1]** ...``)."""
@@ -323,43 +346,130 @@ class Finding:
 
 
 def findings(body: str) -> list[Finding]:
-    """The findings of a review page's P0 to P3 sections, in page order."""
+    """The findings of a review page's severity sections, in page order."""
     found: list[Finding] = []
-    for _level, heading, lines in _sections(body):
-        severity = _SEVERITY_HEADING.match(heading)
-        if severity is None:
+    for _level, heading, first_line, lines in _sections(body):
+        is_findings, section_severity = _findings_section(heading)
+        if not is_findings:
             continue
-        for text in _items(lines):
+        for number, text in _items(lines, first_line):
+            marker = _MARKER.match(text)
+            severity = marker[1] if marker else section_severity
             ref = next((r for r in extract_refs(scan(text), "") if r.start is not None), None)
-            if ref is None or ref.end is None:
-                found.append(Finding(severity[1], text))
+            if ref is None or ref.end is None or ref.start is None:
+                found.append(Finding(severity, text, page_line=number))
                 continue
             start, end = ref.start, ref.end
             found.append(
                 Finding(
-                    severity[1],
+                    severity,
                     text,
                     path=ref.path,
                     line=end,
                     start_line=start if start < end else None,
+                    page_line=number,
                 )
             )
     return found
 
 
+def changed_lines(upstream: Upstream, base: str, head: str) -> dict[str, set[int]]:
+    """Lines each file has at ``head`` that the change ``base..head`` added or modified.
+
+    Read from the upstream's clone (``git diff`` with rename detection); raises `PrError` when
+    the clone or either commit is missing.
+    """
+    if upstream.clone_dir is None or not upstream.clone_dir.is_dir():
+        raise PrError(
+            f"no clone of '{upstream.name}' to read the change from; run: python -m generator "
+            "upstreams fetch"
+        )
+    try:
+        repo = git.Repo(upstream.clone_dir)
+        diff = repo.git.diff(base, head, "-M", "-U0", "--no-color", "--no-ext-diff")
+    except git.GitCommandError as error:
+        raise PrError(
+            f"cannot diff {base[:12]}..{head[:12]} in the clone of '{upstream.name}' "
+            f"({error.stderr.strip() or error}); fetch both commits into it"
+        ) from error
+    return {path: touched_lines(patch)[0] for path, patch in _patches_from_diff(diff).items()}
+
+
+def _spans(lines: set[int]) -> str:
+    ordered = sorted(lines)
+    spans: list[str] = []
+    for number in ordered:
+        if spans and number == int(spans[-1].split("-")[-1]) + 1:
+            spans[-1] = f"{spans[-1].split('-')[0]}-{number}"
+        else:
+            spans.append(str(number))
+    return ", ".join(spans[:8]) + (f" and {len(spans) - 8} more" if len(spans) > 8 else "")
+
+
+def item_problems(
+    items: Sequence[Finding], changed: dict[str, set[int]] | None
+) -> list[tuple[Finding, str, str]]:
+    """``(item, check, message)`` for each item without a severity, a ``file:line``, or whose
+    lines the pull request does not change (checked when ``changed`` is known)."""
+    problems: list[tuple[Finding, str, str]] = []
+    for item in items:
+        first = item.text.splitlines()[0][:80]
+        if item.severity is None:
+            problems.append(
+                (item, "review-item-severity", f"finding has no severity (P0 to P3): '{first}'")
+            )
+        if item.path is None or item.line is None:
+            problems.append(
+                (item, "review-item-ref", f"finding cites no file:line of the change: '{first}'")
+            )
+            continue
+        if changed is None:
+            continue
+        cited = set(range(item.start_line or item.line, item.line + 1))
+        matches = [p for p in changed if p == item.path or p.endswith("/" + item.path)]
+        if not matches:
+            problems.append(
+                (
+                    item,
+                    "review-line-unchanged",
+                    f"{item.path} is not among the files the PR changes",
+                )
+            )
+        elif not any(cited & changed[path] for path in matches):
+            spans = "; ".join(f"{path}: {_spans(changed[path]) or 'none'}" for path in matches)
+            where = (
+                f"{item.path}:{item.start_line}-{item.line}"
+                if item.start_line
+                else (f"{item.path}:{item.line}")
+            )
+            problems.append(
+                (
+                    item,
+                    "review-line-unchanged",
+                    f"{where} is not a line the PR adds or changes (changed lines at the head: "
+                    f"{spans})",
+                )
+            )
+    return problems
+
+
 def _questions(body: str) -> list[str]:
-    for _level, heading, lines in _sections(body):
+    for _level, heading, _first, lines in _sections(body):
         if _QUESTIONS.match(heading):
-            return _items(lines)
+            return [text for _number, text in _items(lines)]
     return []
 
 
-def review_json(page_path: Path) -> dict[str, Any]:
+def review_json(page_path: Path, manifest: Manifest | None = None) -> dict[str, Any]:
     """The JSON body of GitHub's "create a review" call for a finished review page.
 
     Each finding citing a ``path:line`` becomes an inline comment on the right (head) side whose
     body starts with its severity; the other findings and the questions for the author make up
     the review's body. The review is pinned to the page's ``pin`` (the PR's head commit).
+
+    Raises `ExportError` for a finding without a severity and, when ``manifest`` has a clone
+    holding the page's ``base`` and ``pin``, for a comment on a line the PR does not change
+    (GitHub refuses those).
     """
     page = read_page(page_path)
     meta = page.meta or {}
@@ -370,6 +480,15 @@ def review_json(page_path: Path) -> dict[str, Any]:
         raise ExportError(f"{page_path} has no pin (the PR's head commit) in its frontmatter")
     body_text = page.body.replace("\r\n", "\n")
     items = findings(body_text)
+    changed = _page_changes(meta, pin, manifest)
+    body_line = page.text.count("\n", 0, page.body_start) if page.text else 0
+    problems = [
+        f"{page_path}:{item.page_line + body_line}: {message}"
+        for item, check, message in item_problems(items, changed)
+        if check != "review-item-ref"  # a finding without a line goes in the review's body
+    ]
+    if problems:
+        raise ExportError("cannot export the review:\n  " + "\n  ".join(problems))
     comments: list[dict[str, Any]] = []
     general: list[str] = []
     for item in items:
@@ -395,6 +514,24 @@ def review_json(page_path: Path) -> dict[str, Any]:
     return {"commit_id": pin, "event": "COMMENT", "body": "\n\n".join(parts), "comments": comments}
 
 
+def _page_changes(
+    meta: dict[str, Any], pin: str, manifest: Manifest | None
+) -> dict[str, set[int]] | None:
+    """The PR's changed lines when the page names its base and the clone has both commits."""
+    base, name = str(meta.get("base") or ""), meta.get("upstream")
+    if (
+        manifest is None
+        or not re.fullmatch(r"[0-9a-f]{40}", base)
+        or name not in manifest.upstreams
+    ):
+        return None
+    try:
+        return changed_lines(manifest.upstreams[name], base, pin)
+    except PrError as error:
+        logger.info("changed lines not checked: %s", error)
+        return None
+
+
 def write_review_json(
     page_path: Path, output: Path, *, force: bool = False
 ) -> tuple[Path, dict[str, Any]]:
@@ -402,6 +539,20 @@ def write_review_json(
     refuse_existing(output, force)  # before reading anything, as the CLI promises
     if not page_path.is_file():
         raise ExportError(f"{page_path} is not a file")
-    payload = review_json(page_path)
+    payload = review_json(page_path, _manifest_near(page_path))
     data = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
     return write_new_file(output, data.encode("utf-8"), force=force), payload
+
+
+def _manifest_near(page_path: Path) -> Manifest | None:
+    """The knowledge base's manifest above the page, if it loads; else no line check."""
+    from generator.manifest import ConfigError, find_manifest, load_manifest
+
+    found = find_manifest(page_path.resolve().parent)
+    if found is None:
+        return None
+    try:
+        return load_manifest(found)
+    except ConfigError as error:
+        logger.info("changed lines not checked: %s", error)
+        return None

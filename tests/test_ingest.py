@@ -1,0 +1,394 @@
+"""`python -m generator ingest`: analyses written elsewhere become pages, and nothing is lost."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from generator.cli import main
+from generator.ingest import IngestOptions, ingest
+from generator.manifest import load_manifest
+from generator.pages import read_page
+
+ROOT = Path(__file__).resolve().parent.parent
+PIN = "79841b498438a80cf90547c62a841f6822639622"  # minitrain v0.1, the PR #2 head
+BASE = "4ac81f5303250c26824982c8ee83d83e0fc2b5ef"  # minitrain's first commit, the PR #2 base
+PR2 = ["--upstream", "minitrain", "--pr", "2", "--base", BASE, "--pin", PIN]
+
+NOTES = """\
+# Notes on packing
+
+`pack_samples()` 实现（packing.py:98-104）and the timer in timer.py:1-5.
+
+See /home/alice/minitrain/minitrain/data/packing.py:37-47 and
+https://github.com/example-org/minitrain/blob/main/minitrain/data/packing.py#L37-L47 .
+
+Something ambiguous: actor.py:10.
+"""
+
+
+@pytest.fixture
+def kb(demo_kb: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The demo knowledge base with its specs, as the working directory."""
+    shutil.copytree(ROOT / "specs", demo_kb / "specs")
+    shutil.copytree(ROOT / ".lean-spec", demo_kb / ".lean-spec")
+    monkeypatch.chdir(demo_kb)
+    return demo_kb
+
+
+def run(*args: str) -> int:
+    return main(["ingest", *args, "--manifest", "upstreams.yaml"])
+
+
+def test_notes_become_a_placed_page_with_canonical_refs(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "Packing Notes.md"
+    notes.write_text(NOTES, "utf-8")
+    spec = "001-minitrain-knowledge-base"
+    assert run(str(notes), "--spec", spec) == 1  # written, but the ambiguous ref is left
+    out = capsys.readouterr().out
+    page = read_page(kb / "docs" / "analysis" / "packing-notes.md")
+    assert page.meta["title"] == "Notes on packing"
+    assert page.meta["kind"] == "source-analysis" and page.meta["lang"] == "en"
+    assert page.meta["status"] == "in-progress" and page.meta["spec"] == spec
+    assert page.meta["level"] == "beginner" and page.meta["paths"] == ["beginner"]
+    # Placed after the last beginner page of the beginner path.
+    beginner_orders = [
+        read_page(p).meta.get("order")
+        for p in (kb / "docs" / "analysis").glob("*.md")
+        if p.name != "packing-notes.md"
+        and read_page(p).meta.get("level") == "beginner"
+        and "beginner" in (read_page(p).meta.get("paths") or [])
+    ]
+    assert page.meta["order"] == max(o for o in beginner_orders if o is not None) + 1
+    body = page.body
+    assert "（minitrain/data/packing.py:98-104）" in body
+    assert "minitrain/utils/timer.py:1-5" in body
+    assert "See minitrain/data/packing.py:37-47 and" in body
+    assert f"/blob/{PIN}/minitrain/data/packing.py#L37-L47" in body
+    assert "Something ambiguous: actor.py:10." in body  # not guessed
+    assert "error[ambiguous-file] 'actor.py' matches 2 files" in out
+    assert "absolute local path: /home/alice/minitrain/minitrain/data/packing.py:37-47 -> " in out
+    # The written page verifies with that one error only.
+    assert main(["verify", "docs/analysis/packing-notes.md", "--format", "json"]) == 1
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert [f["check"] for f in found] == ["ambiguous-file"]
+
+
+def test_content_and_unknown_keys_survive_byte_for_byte(kb: Path, tmp_path: Path) -> None:
+    text = (
+        "---\r\ntitle: Mine\r\nmy_key: {a: 1}   # keep me\r\nstatus: in_progress\r\n"
+        "tags: fsdp, memory\r\n---\r\n# Mine\r\n\r\nCRLF body, 中文, packing.py:98-104.\r\n"
+    )
+    source = tmp_path / "mine.md"
+    source.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    results = ingest([source], load_manifest(kb / "upstreams.yaml"), kb / "docs", IngestOptions())
+    (result,) = results
+    assert not isinstance(result, Exception)
+    written = (kb / "docs" / "analysis" / "mine.md").read_bytes()
+    assert written.startswith(b"\xef\xbb\xbf---\r\ntitle: Mine\r\nmy_key: {a: 1}   # keep me\r\n")
+    assert b"status: in-progress\r\n" in written and b"\n- fsdp" not in written
+    page = read_page(kb / "docs" / "analysis" / "mine.md")
+    assert page.meta["tags"] == ["fsdp", "memory"] and page.meta["my_key"] == {"a": 1}
+    assert page.body == "# Mine\r\n\r\nCRLF body, 中文, minitrain/data/packing.py:98-104.\r\n"
+    fixed = {(f.what, f.before, f.after) for f in result.fixes}
+    assert ("frontmatter status: normalised", "in_progress", "in-progress") in fixed
+    assert ("bare file name", "packing.py:98-104", "minitrain/data/packing.py:98-104") in fixed
+
+
+DEEP_DIVE_ZH = """\
+# PR #2 深度解析
+
+## 1. 概要（TL;DR）
+
+给 FSDP actor 加上梯度裁剪（minitrain/backends/fsdp/actor.py:166-177）。
+
+## 2. 全局视角
+
+### 2.1 架构前后对比
+
+N/A - 只改了一个函数，没有架构变化。
+
+## 3. 设计原理
+
+## 5. 模块关系
+"""
+
+
+def test_a_chinese_deep_dive_is_detected_and_its_gaps_reported(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "pr2.zh.md"
+    source.write_text(DEEP_DIVE_ZH, "utf-8")
+    assert run(str(source), *PR2, "--spec", "001-minitrain-knowledge-base") == 0  # warnings only
+    out = capsys.readouterr().out
+    page = read_page(kb / "docs" / "analysis" / "pr2.zh.md")
+    assert page.meta["kind"] == "pr-deep-dive" and page.meta["lang"] == "zh"
+    assert page.meta["pin"] == PIN and page.meta["base"] == BASE and page.meta["pr"] == 2
+    assert "pr-deep-dive (" in out and "of 19 pr-deep-dive sections" in out
+    assert "warning[section-missing] section '2.2 Change Scope Summary' is missing" in out
+    assert "warning[section-missing] section '4.2 Call Chain Visualization' is missing" in out
+    assert "section '2.1" not in out  # present, and its diagram is N/A with a reason
+    assert "warning[diagram-missing] section 5 (module relationships) has no" in out
+    assert run(str(source), *PR2, "--force", "--strict") == 1  # the same warnings fail
+
+
+SEED_REVIEW = """\
+# Review of PR #2
+
+### 1. PR Summary
+Wires grad_clip into the actors.
+
+### 2. Critical Issues [P0/P1]
+- **[P1]** `minitrain/backends/megatron/actor.py:66` - no guard for grad_clip=0.
+  - **Problem**: every gradient is zeroed.
+- **[P0]** `minitrain/backends/megatron/actor.py:10` - not a changed line.
+- A finding without a severity, on actor.py:66.
+
+### 3. Suggestions [P2]
+- `minitrain/data/packing.py:40` - this file is not in the PR.
+
+### 4. Nitpicks [P3]
+- No reference at all.
+
+### 5. Questions for Author
+- Why local norms?
+
+### 6. GitHub Review Comments
+None.
+"""
+
+
+def test_a_seed_review_gets_its_items_checked_against_the_pr(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "review.md"
+    source.write_text(SEED_REVIEW, "utf-8")
+    assert run(str(source), *PR2) == 1
+    out = capsys.readouterr().out
+    page = read_page(kb / "docs" / "analysis" / "review.md")
+    assert page.meta["kind"] == "review" and page.meta["level"] == "advanced"
+    assert page.meta["depends_on"] == ["analysis/pr-2-grad-clip-offload.md"]
+    lines = page.text.splitlines() if page.text else []
+
+    def line_of(fragment: str) -> int:
+        return next(n for n, line in enumerate(lines, 1) if fragment in line)
+
+    at = line_of("not a changed line")
+    assert (
+        f"review.md:{at}:1: error[review-line-unchanged] minitrain/backends/megatron/actor.py:10 "
+        "is not a line the PR adds or changes" in out
+    )
+    at = line_of("without a severity")
+    assert f"review.md:{at}:1: error[review-item-severity] finding has no severity" in out
+    at = line_of("not in the PR")
+    assert (
+        f"review.md:{at}:1: error[review-line-unchanged] minitrain/data/packing.py is not among "
+        "the files the PR changes" in out
+    )
+    at = line_of("No reference at all")
+    assert f"review.md:{at}:1: warning[review-item-ref] finding cites no file:line" in out
+    assert f":{line_of('no guard for grad_clip')}:" not in out  # line 66 is one the PR added
+
+
+def test_the_demo_review_passes_every_review_check(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = read_page(kb / "docs" / "analysis" / "pr-2-review.md")
+    source = tmp_path / "pr-2-review.md"
+    source.write_text(page.body, "utf-8")
+    spec = "001-minitrain-knowledge-base"
+    assert run(str(source), *PR2, "--spec", spec, "--output", "docs/analysis/again.md") == 0
+    out = capsys.readouterr().out
+    assert "review (4 of 4 review sections)" in out and "0 errors and 0 warnings left" in out
+
+
+def test_a_page_in_the_docs_is_normalised_in_place(
+    kb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = kb / "docs" / "analysis" / "data-packing-source-analysis.md"
+    before = target.read_bytes()
+    assert run(str(target)) == 0
+    assert "(unchanged)" in capsys.readouterr().out
+    assert target.read_bytes() == before
+    target.write_bytes(before.replace(b"status: complete", b"status: Completed"))
+    assert run(str(target)) == 0
+    assert "frontmatter status: normalised: Completed -> complete" in capsys.readouterr().out
+    assert target.read_bytes() == before
+
+
+def test_dry_run_writes_nothing(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_text(NOTES, "utf-8")
+    before = sorted(p.name for p in (kb / "docs" / "analysis").iterdir())
+    assert run(str(notes), "--dry-run", "--diff") == 1
+    out = capsys.readouterr().out
+    assert "(would write)" in out and "+title: Notes on packing" in out
+    assert "-See /home/alice/minitrain/minitrain/data/packing.py:37-47 and" in out
+    assert sorted(p.name for p in (kb / "docs" / "analysis").iterdir()) == before
+
+
+def test_json_report(kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_text(NOTES, "utf-8")
+    assert run(str(notes), "--format", "json", "--spec", "001-minitrain-knowledge-base") == 1
+    report = json.loads(capsys.readouterr().out)
+    (entry,) = report["pages"]
+    assert entry["page"] == "docs/analysis/notes.md" and entry["written"] is True
+    assert entry["kind"] == "source-analysis" and entry["refs"] == 5
+    timer = next(f for f in entry["fixes"] if f["before"] == "timer.py:1-5")
+    written = (kb / "docs" / "analysis" / "notes.md").read_text("utf-8").splitlines()
+    assert timer["after"] in written[timer["line"] - 1]
+    shift = written.index("---", 1) + 1  # the frontmatter the input did not have
+    original = NOTES.splitlines()[timer["line"] - shift - 1]
+    assert original[timer["column"] - 1 :].startswith("timer.py:1-5")
+    assert timer["what"] == "bare file name" and timer["after"] == "minitrain/utils/timer.py:1-5"
+    assert [f["check"] for f in entry["findings"]] == ["ambiguous-file"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"# Title\n\n\xff\xfe not UTF-8\n", "is not valid UTF-8"),
+        (b"---\ntitle: [unclosed\n---\n# T\n", "fix the frontmatter and run again"),
+        (b"---\ntitle: a\ntitle: b\n---\n# T\n", "fix the frontmatter and run again"),
+    ],
+)
+def test_unreadable_files_are_refused_and_nothing_is_written(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, message: str
+) -> None:
+    source = tmp_path / "bad.md"
+    source.write_bytes(content)
+    assert run(str(source)) == 2
+    err = capsys.readouterr().err
+    assert message in err and "nothing was written" in err
+    assert not (kb / "docs" / "analysis" / "bad.md").exists()
+    assert source.read_bytes() == content
+
+
+def test_usage_errors(kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_text(NOTES, "utf-8")
+    existing = kb / "docs" / "analysis" / "notes.md"
+    existing.write_text("keep me", "utf-8")
+    assert run(str(notes)) == 2
+    assert "already exists; pass --force" in capsys.readouterr().err
+    assert existing.read_text("utf-8") == "keep me"
+    assert run(str(notes), "--force") == 1
+    assert existing.read_text("utf-8") != "keep me"
+
+    assert run(str(tmp_path / "missing.md")) == 2
+    assert "missing.md: no such file" in capsys.readouterr().err
+    assert run(str(notes), str(notes), "--output", "docs/x.md") == 2
+    assert "--output names one page" in capsys.readouterr().err
+    assert run(str(notes), "--pin", "abc") == 2
+    assert "--pin must be a full 40-character commit SHA" in capsys.readouterr().err
+    assert run(str(notes), "--upstream", "nope") == 2
+    assert "--upstream 'nope' is not in upstreams.yaml" in capsys.readouterr().err
+    assert run(str(notes), "--output", str(tmp_path / "out.md")) == 2
+    assert "is outside the docs directory" in capsys.readouterr().err
+    assert not (tmp_path / "out.md").exists()
+
+
+_PIECES = st.sampled_from(
+    [
+        "Prose with 中文 and `code`.",
+        "packing.py:98-104",
+        "timer.py:1-5",
+        "actor.py:10",
+        "/home/bob/src/minitrain/minitrain/config.py:40",
+        "https://github.com/example-org/minitrain/blob/main/minitrain/config.py#L40",
+        "`minitrain/config.py:40-41`",
+        "```python\n# packing.py:98\nx = 1\n```",
+        "| a | packing.py:37 |",
+        "- item timer.py:3",
+        "host:8080 10:30 v1.2:3",
+        "",
+    ]
+)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(_PIECES, min_size=1, max_size=8), st.sampled_from(["\n", "\r\n"]))
+def test_ingest_never_drops_content(kb: Path, tmp_path: Path, pieces: list[str], nl: str) -> None:
+    body = nl.join(" ".join(pieces[i : i + 2]) for i in range(0, len(pieces), 2)) + nl
+    source = tmp_path / "random.md"
+    source.write_bytes(body.encode("utf-8"))
+    options = IngestOptions(force=True, output=kb / "docs" / "analysis" / "random.md")
+    (result,) = ingest([source], load_manifest(kb / "upstreams.yaml"), kb / "docs", options)
+    assert not isinstance(result, Exception), result
+    written = read_page(result.destination)
+    # Apply the reported fixes to the input ourselves: that must give the written body exactly.
+    shift = (written.text or "").count("\n", 0, written.body_start)
+    expected = body.split("\n")
+    ref_fixes = [f for f in result.fixes if not f.what.startswith("frontmatter")]
+    for fix in sorted(ref_fixes, key=lambda f: (f.line, f.column), reverse=True):
+        line = expected[fix.line - shift - 1]
+        start = fix.column - 1
+        assert line[start : start + len(fix.before)] == fix.before
+        expected[fix.line - shift - 1] = line[:start] + fix.after + line[start + len(fix.before) :]
+    assert written.body == "\n".join(expected)
+    assert yaml.safe_load(written.frontmatter or "")["kind"] == result.kind
+
+
+def test_review_export_refuses_lines_the_pr_does_not_change(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "review.md"
+    source.write_text(SEED_REVIEW, "utf-8")
+    run(str(source), *PR2, "--spec", "001-minitrain-knowledge-base")
+    page = kb / "docs" / "analysis" / "review.md"
+    out = tmp_path / "review.json"
+    assert main(["review", "--export-review-json", str(page), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "minitrain/backends/megatron/actor.py:10 is not a line the PR adds or changes" in err
+    assert "finding has no severity" in err and not out.exists()
+
+    # Without the bad items, the seed's layout exports with each item's own severity.
+    text = page.read_text("utf-8")
+    kept = [
+        line
+        for line in text.splitlines()
+        if "not a changed line" not in line
+        and "without a severity" not in line
+        and "not in the PR" not in line
+    ]
+    page.write_text("\n".join(kept) + "\n", "utf-8")
+    assert main(["review", "--export-review-json", str(page), "-o", str(out)]) == 0
+    payload = json.loads(out.read_text("utf-8"))
+    assert payload["commit_id"] == PIN
+    (comment,) = payload["comments"]
+    assert comment["path"] == "minitrain/backends/megatron/actor.py" and comment["line"] == 66
+    assert comment["body"].startswith("**[P1]** `minitrain/backends/megatron/actor.py:66`")
+    assert "**[P3]** No reference at all." in payload["body"]
+
+
+def test_verify_reports_missing_sections_of_finished_pages_only(
+    kb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = kb / "docs" / "analysis" / "pr-2-grad-clip-offload.md"
+    text = page.read_text("utf-8")
+    start, end = text.index("### 7.3 Related Code Pointers"), len(text)
+    page.write_text(text[:start] + text[end:], "utf-8")
+    assert main(["verify", "docs", "--format", "json"]) == 0
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert [(f["check"], f["page"]) for f in found] == [
+        ("section-missing", "docs/analysis/pr-2-grad-clip-offload.md")
+    ]
+    assert "section '7.3 Related Code Pointers' is missing" in found[0]["message"]
+    page.write_text(
+        (text[:start] + text[end:]).replace("status: complete", "status: draft"), "utf-8"
+    )
+    assert main(["verify", "docs", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["findings"] == []

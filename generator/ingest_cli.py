@@ -53,7 +53,16 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument("--upstream", metavar="NAME", help="the upstream the page analyses")
     parser.add_argument("--pin", metavar="SHA", help="pin the page to this commit (a PR's head)")
     parser.add_argument("--base", metavar="SHA", help="the PR's base commit (reviews, deep dives)")
-    parser.add_argument("--pr", type=int, metavar="N", help="the pull request number")
+    parser.add_argument(
+        "--pr",
+        type=int,
+        metavar="N",
+        help="the pull request number; with --upstream and without --base/--pin, its base and "
+        "head commits are fetched from GitHub (GITHUB_API_URL, the response cache)",
+    )
+    parser.add_argument(
+        "--offline", action="store_true", help="with --pr: use only cached GitHub responses"
+    )
     parser.add_argument(
         "--output", "-o", type=Path, metavar="PATH", help="where to write the page (one FILE)"
     )
@@ -75,6 +84,11 @@ def run_ingest(args: argparse.Namespace) -> int:
     from generator.verify import docs_root_for
 
     manifest = _manifest(args.manifest)
+    try:
+        base, pin = _pull_commits(args, manifest)
+    except IngestError as error:
+        sys.stderr.write(f"error: {error}\n")
+        return EXIT_USAGE
     options = IngestOptions(
         kind=args.kind,
         lang=args.lang,
@@ -82,8 +96,8 @@ def run_ingest(args: argparse.Namespace) -> int:
         placement=Placement(args.spec, tuple(args.paths), args.level),
         order=args.order,
         upstream=args.upstream,
-        pin=args.pin,
-        base=args.base,
+        pin=pin,
+        base=base,
         pr=args.pr,
         output=args.output,
         output_dir=args.output_dir,
@@ -113,6 +127,30 @@ def run_ingest(args: argparse.Namespace) -> int:
     if any(r.errors or (args.strict and r.warnings) for r in done):
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _pull_commits(args: argparse.Namespace, manifest: Any) -> tuple[str | None, str | None]:
+    """``(base, pin)``: as given, or the pull request's from GitHub when ``--pr`` asks."""
+    if args.pr is None or args.upstream is None or (args.base and args.pin):
+        return args.base, args.pin
+    from generator.github import GitHubClient, GitHubError, default_cache_dir
+
+    upstream = manifest.upstreams.get(args.upstream)
+    slug = upstream.github_slug if upstream is not None else None
+    if slug is None:
+        raise IngestError(
+            f"cannot fetch PR #{args.pr}: upstream '{args.upstream}' has no GitHub web_url in "
+            "upstreams.yaml; pass --base and --pin"
+        )
+    owner, repo = slug.split("/")
+    try:
+        with GitHubClient.from_env(
+            cache_dir=default_cache_dir(manifest.root), offline=args.offline
+        ) as client:
+            pull = client.pull(owner, repo, args.pr)
+    except GitHubError as error:
+        raise IngestError(f"cannot fetch PR #{args.pr} of {slug}: {error}") from error
+    return args.base or pull.base_sha, args.pin or pull.head_sha
 
 
 def _text(result: Ingested, dry_run: bool, diff: bool) -> str:

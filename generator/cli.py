@@ -178,6 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sync.add_argument("--manifest", type=Path, metavar="FILE")
 
+    from generator.generate.source import Placement
+
     source = commands.add_parser(
         "source",
         help="draft a source-analysis page for one file of an upstream",
@@ -199,16 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--at", metavar="REV", help="another commit than the pin (recorded as the page's own pin)"
     )
     source.add_argument("--force", action="store_true", help="replace an existing page")
-    source.add_argument("--spec", metavar="NNN-NAME", help="the spec that governs the page")
-    source.add_argument(
-        "--path",
-        action="append",
-        default=[],
-        metavar="NAME",
-        dest="paths",
-        help="a learning path the page belongs to (repeatable)",
-    )
-    source.add_argument("--level", choices=("beginner", "intermediate", "advanced", "expert"))
+    Placement.add_arguments(source)
     source.add_argument("--manifest", type=Path, metavar="FILE")
 
     demo = commands.add_parser("demo", help="build the embedded demo upstreams")
@@ -444,7 +437,7 @@ def _run_source(args: argparse.Namespace) -> int:
     output = args.output or default_output(
         docs_root_for(manifest, [manifest.root / "docs"]), args.path
     )
-    placement = Placement(args.spec, tuple(args.paths), args.level)
+    placement = Placement.from_args(args)
     written = generate_source_page(
         manifest,
         args.upstream,

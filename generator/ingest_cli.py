@@ -11,7 +11,6 @@ from typing import Any
 
 from generator.generate.source import Placement
 from generator.ingest import Ingested, IngestError, IngestOptions, ingest
-from generator.paths import LEVELS
 from generator.sections import ANALYSIS_KINDS
 from generator.specs import SPEC_STATUSES
 
@@ -39,16 +38,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument(
         "--status", choices=SPEC_STATUSES, help="lifecycle status (default: in-progress)"
     )
-    parser.add_argument("--spec", metavar="NNN-NAME", help="the spec that governs the page")
-    parser.add_argument(
-        "--path",
-        action="append",
-        default=[],
-        metavar="NAME",
-        dest="paths",
-        help="a learning path for the page (repeatable; default: the level path nearest its level)",
+    Placement.add_arguments(
+        parser, path_help="; default: the level path nearest its level, which --level sets"
     )
-    parser.add_argument("--level", choices=LEVELS, help="reading level (default: by kind)")
     parser.add_argument("--order", type=int, help="position within its level (default: last)")
     parser.add_argument("--upstream", metavar="NAME", help="the upstream the page analyses")
     parser.add_argument("--pin", metavar="SHA", help="pin the page to this commit (a PR's head)")
@@ -93,7 +85,7 @@ def run_ingest(args: argparse.Namespace) -> int:
         kind=args.kind,
         lang=args.lang,
         status=args.status,
-        placement=Placement(args.spec, tuple(args.paths), args.level),
+        placement=Placement.from_args(args),
         order=args.order,
         upstream=args.upstream,
         pin=pin,

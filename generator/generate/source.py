@@ -9,6 +9,7 @@ clone's object database, like the verifier does, so the page verifies clean as g
 
 from __future__ import annotations
 
+import argparse
 import ast
 import datetime
 import logging
@@ -19,6 +20,7 @@ from pathlib import Path
 from generator.gitstore import GitStore
 from generator.manifest import ConfigError, Manifest
 from generator.pages import atomic_write
+from generator.paths import LEVELS
 from generator.resolve import Resolver
 
 log = logging.getLogger(__name__)
@@ -232,6 +234,24 @@ class Placement:
     spec: str | None = None
     paths: tuple[str, ...] = ()
     level: str | None = None
+
+    @staticmethod
+    def add_arguments(parser: argparse.ArgumentParser, path_help: str = "") -> None:
+        """Add ``--spec``, ``--path`` (repeatable) and ``--level`` to a page-writing command."""
+        parser.add_argument("--spec", metavar="NNN-NAME", help="the spec that governs the page")
+        parser.add_argument(
+            "--path",
+            action="append",
+            default=[],
+            metavar="NAME",
+            dest="paths",
+            help=f"a learning path the page belongs to (repeatable{path_help})",
+        )
+        parser.add_argument("--level", choices=LEVELS, help="the page's reading level")
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Placement:
+        return cls(args.spec, tuple(args.paths), args.level)
 
 
 def render_source_page(

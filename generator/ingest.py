@@ -43,7 +43,7 @@ from generator.generate.review import changed_lines, item_problems
 from generator.generate.review import findings as review_items
 from generator.generate.source import Placement
 from generator.manifest import Manifest
-from generator.model import Finding, RefForm, ResolvedRef, Severity
+from generator.model import CodeRef, Finding, RefForm, ResolvedRef, Severity
 from generator.pages import Page, atomic_write, parse_page, render_page
 from generator.paths import LEVELS, load_curriculum
 from generator.scaffold import kebab
@@ -172,6 +172,8 @@ class Ingester:
         self.options = options
         self.verifier = Verifier(manifest, self.docs_root)
         self._scratch = tempfile.TemporaryDirectory(prefix="kb-ingest-")
+        self._notes: list[tuple[CodeRef, str]] = []
+        """Why a branch link was left unpinned, for the report."""
 
     def close(self) -> None:
         self.verifier.close()
@@ -197,7 +199,9 @@ class Ingester:
 
         candidate = parse_page(render_page(page, meta), destination, display, rel)
         report = self._verify(candidate)
-        final_body, ref_fixes, edits = _rewrite_refs(candidate, report.refs, display)
+        final_body, ref_fixes, edits = _rewrite_refs(
+            candidate, report.refs, display, self._same_code_at_pin
+        )
         final = parse_page(render_page(candidate, body=final_body), destination, display, rel)
         _check_nothing_dropped(page, final, edits)
         result.fixes = [*fixes, *ref_fixes]
@@ -205,10 +209,25 @@ class Ingester:
         if ref_fixes:
             report = self._verify(final)
         result.refs = sum(1 for r in report.refs if r.ref.page == display)
+        left = [
+            Finding(
+                severity_of("unpinned-permalink"),
+                "unpinned-permalink",
+                display,
+                ref.line,
+                ref.column,
+                f"not pinned: {why}; pinning it would change what it cites",
+                "check the lines, then link to the commit they come from",
+                ref.text,
+            )
+            for ref, why in self._notes
+        ]
+        self._notes.clear()
         result.findings = _unique(
             [
                 *(f for f in report.findings if f.page == display),
                 *self._content_findings(final, result.refs),
+                *left,
             ]
         )
         result.data = render_page(final)
@@ -379,6 +398,43 @@ class Ingester:
             if missing:
                 put("depends_on", [*depends, *missing], "the deep dive of the same PR")
 
+    def _same_code_at_pin(self, resolved: ResolvedRef) -> bool:
+        """Whether a branch link's lines read the same at the branch head and at the pin.
+
+        Pinning a link to a commit that shows other code would silently change what it cites.
+        """
+        ref = resolved.ref
+        upstream = self.manifest.upstreams.get(resolved.upstream or "")
+        if upstream is None or resolved.commit is None or not resolved.path or not ref.revision:
+            return False
+        store = self.verifier.resolver.store(upstream)
+        head = store.resolve(ref.revision)
+        if head is None:
+            self._notes.append((ref, f"'{ref.revision}' is not in the clone of {upstream.name}"))
+            return False
+        if head == resolved.commit:
+            return True
+        at_head = store.tree(head).get(resolved.path)
+        at_pin = store.tree(resolved.commit).get(resolved.path)
+        if at_head is None or at_pin is None:
+            self._notes.append((ref, f"the file is not at both {head[:7]} and the pin"))
+            return False
+        if ref.start is None or at_head.sha == at_pin.sha:
+            return True
+        end = ref.end or ref.start
+        if (
+            store.blob(at_head.sha).lines[ref.start - 1 : end]
+            != store.blob(at_pin.sha).lines[ref.start - 1 : end]
+        ):
+            self._notes.append(
+                (
+                    ref,
+                    f"lines {ref.start}-{end} at '{ref.revision}' ({head[:7]}) differ from the pin",
+                )
+            )
+            return False
+        return True
+
     def _meta(self, rel: str) -> dict[str, Any]:
         source = self.docs_root / rel
         return parse_page(source.read_bytes(), source, rel, rel).meta
@@ -471,9 +527,15 @@ class _Edit:
 
 
 def _rewrite_refs(
-    page: Page, resolved_refs: Sequence[ResolvedRef], display: str
+    page: Page,
+    resolved_refs: Sequence[ResolvedRef],
+    display: str,
+    same_code_at_pin: Callable[[ResolvedRef], bool],
 ) -> tuple[str, list[Fix], list[_Edit]]:
-    """The body with each uniquely resolved bare, absolute or unpinned reference rewritten."""
+    """The body with each uniquely resolved bare, absolute or unpinned reference rewritten.
+
+    A branch link is pinned only when ``same_code_at_pin`` says its lines read the same there.
+    """
     text = page.text or ""
     starts = [0]
     for line in text.split("\n"):
@@ -483,6 +545,8 @@ def _rewrite_refs(
         ref = resolved.ref
         replacement = _canonical(resolved) if ref.page == display else None
         if replacement is None:
+            continue
+        if ref.form is RefForm.PERMALINK and not same_code_at_pin(resolved):
             continue
         offset = starts[ref.line - 1] + ref.column - 1
         if offset < page.body_start or text[offset : offset + len(ref.text)] != ref.text:

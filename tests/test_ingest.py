@@ -27,9 +27,11 @@ NOTES = """\
 `pack_samples()` 实现（packing.py:98-104）and the timer in timer.py:1-5.
 
 See /home/alice/minitrain/minitrain/data/packing.py:37-47 and
-https://github.com/example-org/minitrain/blob/main/minitrain/data/packing.py#L37-L47 .
+https://github.com/example-org/minitrain/blob/main/minitrain/config.py#L40-L41 .
 
 Something ambiguous: actor.py:10.
+
+At main these lines changed: https://github.com/example-org/minitrain/blob/main/minitrain/data/packing.py#L37-L47
 """
 
 
@@ -72,14 +74,16 @@ def test_notes_become_a_placed_page_with_canonical_refs(
     assert "（minitrain/data/packing.py:98-104）" in body
     assert "minitrain/utils/timer.py:1-5" in body
     assert "See minitrain/data/packing.py:37-47 and" in body
-    assert f"/blob/{PIN}/minitrain/data/packing.py#L37-L47" in body
+    assert f"/blob/{PIN}/minitrain/config.py#L40-L41" in body  # the same lines at main and pin
     assert "Something ambiguous: actor.py:10." in body  # not guessed
+    assert "/blob/main/minitrain/data/packing.py#L37-L47" in body  # other code at the pin
     assert "error[ambiguous-file] 'actor.py' matches 2 files" in out
+    assert "warning[unpinned-permalink] not pinned: lines 37-47 at 'main' (" in out
     assert "absolute local path: /home/alice/minitrain/minitrain/data/packing.py:37-47 -> " in out
     # The written page verifies with that one error only.
     assert main(["verify", "docs/analysis/packing-notes.md", "--format", "json"]) == 1
     found = json.loads(capsys.readouterr().out)["findings"]
-    assert [f["check"] for f in found] == ["ambiguous-file"]
+    assert [f["check"] for f in found] == ["ambiguous-file", "unpinned-permalink"]
 
 
 def test_content_and_unknown_keys_survive_byte_for_byte(kb: Path, tmp_path: Path) -> None:
@@ -244,7 +248,7 @@ def test_json_report(kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str
     report = json.loads(capsys.readouterr().out)
     (entry,) = report["pages"]
     assert entry["page"] == "docs/analysis/notes.md" and entry["written"] is True
-    assert entry["kind"] == "source-analysis" and entry["refs"] == 5
+    assert entry["kind"] == "source-analysis" and entry["refs"] == 6
     timer = next(f for f in entry["fixes"] if f["before"] == "timer.py:1-5")
     written = (kb / "docs" / "analysis" / "notes.md").read_text("utf-8").splitlines()
     assert timer["after"] in written[timer["line"] - 1]
@@ -252,7 +256,11 @@ def test_json_report(kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str
     original = NOTES.splitlines()[timer["line"] - shift - 1]
     assert original[timer["column"] - 1 :].startswith("timer.py:1-5")
     assert timer["what"] == "bare file name" and timer["after"] == "minitrain/utils/timer.py:1-5"
-    assert [f["check"] for f in entry["findings"]] == ["ambiguous-file"]
+    assert [f["check"] for f in entry["findings"]] == [
+        "ambiguous-file",
+        "unpinned-permalink",  # the verifier's warning
+        "unpinned-permalink",  # and why it was not pinned
+    ]
 
 
 @pytest.mark.parametrize(

@@ -185,10 +185,13 @@ class Ingester:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def ingest(self, source: Path) -> Ingested:
-        """Ingest one file; raises `IngestError` (and writes nothing) when it cannot."""
+    def ingest(self, source: Path, folder: Path | None = None) -> Ingested:
+        """Ingest one file; raises `IngestError` (and writes nothing) when it cannot.
+
+        ``folder``: a sub-folder of the output directory to put it in (from a directory input).
+        """
         page = self._read(source)
-        destination = self._destination(source)
+        destination = self._destination(source, folder)
         rel = destination.relative_to(self.docs_root).as_posix()
         display = _display(destination)
         body_line = (page.text or "").count("\n", 0, page.body_start) + 1
@@ -262,7 +265,7 @@ class Ingester:
             )
         return page
 
-    def _destination(self, source: Path) -> Path:
+    def _destination(self, source: Path, folder: Path | None) -> Path:
         options = self.options
         resolved = source.resolve()
         if options.output is not None:
@@ -271,7 +274,7 @@ class Ingester:
             destination = resolved  # a page already in the docs is normalised where it is
         else:
             directory = (options.output_dir or self.docs_root / "analysis").resolve()
-            destination = directory / _file_name(source)
+            destination = directory / (folder or Path()) / _file_name(source)
         if self.docs_root not in destination.parents:
             raise IngestError(
                 f"{_display(destination)} is outside the docs directory "
@@ -498,19 +501,47 @@ class Ingester:
         return out
 
 
+def expand(sources: Sequence[Path]) -> list[tuple[Path, Path | None]]:
+    """Each file to ingest with its folder relative to the directory it was found in.
+
+    A directory stands for every Markdown file below it (sorted); its sub-folders are kept
+    under the output directory, so ``notes/fsdp/a.md`` becomes ``docs/analysis/fsdp/a.md``.
+    """
+    files: list[tuple[Path, Path | None]] = []
+    for source in sources:
+        if source.is_dir():
+            found = sorted(p for p in source.rglob("*") if p.suffix.lower() in (".md", ".markdown"))
+            if not found:
+                raise IngestError(f"{source}: no Markdown files (*.md) in this directory")
+            files.extend((p, p.parent.relative_to(source)) for p in found if p.is_file())
+        else:
+            files.append((source, None))
+    return files
+
+
 def ingest(
-    sources: Sequence[Path], manifest: Manifest, docs_root: Path, options: IngestOptions
+    sources: Sequence[Path],
+    manifest: Manifest,
+    docs_root: Path,
+    options: IngestOptions,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[Ingested | IngestError]:
-    """Ingest every file; a file that cannot be ingested yields its `IngestError`."""
-    if options.output is not None and len(sources) > 1:
+    """Ingest every file (directories: every Markdown file below them).
+
+    A file that cannot be ingested yields its `IngestError`; the others go on.
+    """
+    files = expand(sources)
+    if options.output is not None and len(files) > 1:
         raise IngestError("--output names one page; use --output-dir for several files")
     results: list[Ingested | IngestError] = []
     with Ingester(manifest, docs_root, options) as ingester:
-        for source in sources:
+        for done, (source, folder) in enumerate(files, 1):
             try:
-                results.append(ingester.ingest(source))
+                results.append(ingester.ingest(source, folder))
             except IngestError as error:
                 results.append(error)
+            if progress is not None:
+                progress(done, len(files))
     return results
 
 

@@ -32,7 +32,13 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "clean, 1 pages written but problems remain (warnings too with --strict), 2 a file or "
         "option could not be used (nothing written for it).",
     )
-    parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="Markdown files")
+    parser.add_argument(
+        "files",
+        nargs="+",
+        type=Path,
+        metavar="FILE",
+        help="Markdown files, or directories (every *.md below them, sub-folders kept)",
+    )
     parser.add_argument("--kind", choices=ANALYSIS_KINDS, help="the page kind (default: detect)")
     parser.add_argument("--lang", choices=("en", "zh"), help="the language (default: detect)")
     parser.add_argument(
@@ -72,7 +78,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run_ingest(args: argparse.Namespace) -> int:
-    from generator.cli import _manifest
+    from generator.cli import _manifest, _ProgressLine
     from generator.verify import docs_root_for
 
     manifest = _manifest(args.manifest)
@@ -97,11 +103,19 @@ def run_ingest(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
     )
     docs_root = docs_root_for(manifest, [manifest.root / "docs"])
+    progress = _ProgressLine()
+
+    def on_progress(done: int, total: int) -> None:
+        if total >= 5:
+            progress.show(f"ingesting: {done}/{total}")
+
     try:
-        results = ingest(args.files, manifest, docs_root, options)
+        results = ingest(args.files, manifest, docs_root, options, on_progress)
     except IngestError as error:
         sys.stderr.write(f"error: {error}\n")
         return EXIT_USAGE
+    finally:
+        progress.done()
     if args.format == "json":
         sys.stdout.write(json.dumps(_json(results, args.dry_run), indent=2, ensure_ascii=False))
         sys.stdout.write("\n")

@@ -400,3 +400,28 @@ def test_verify_reports_missing_sections_of_finished_pages_only(
     )
     assert main(["verify", "docs", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["findings"] == []
+
+
+def test_a_directory_is_ingested_with_its_sub_folders(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "notes"
+    (notes / "fsdp").mkdir(parents=True)
+    (notes / "a.md").write_text("# A\n\nSee minitrain/config.py:40.\n", "utf-8")
+    (notes / "fsdp" / "B Notes.md").write_text("# B\n\nSee minitrain/config.py:41.\n", "utf-8")
+    (notes / "fsdp" / "bad.md").write_bytes(b"# C\n\xff\n")
+    (notes / "ignored.txt").write_text("not Markdown", "utf-8")
+    spec = "001-minitrain-knowledge-base"
+    assert run(str(notes), "--spec", spec) == 2  # one file could not be used
+    captured = capsys.readouterr()
+    assert "bad.md:2:1: page is not valid UTF-8" in captured.err
+    assert "ingested 2 pages: " in captured.out and "; 1 file not ingested" in captured.out
+    analysis = kb / "docs" / "analysis"
+    assert read_page(analysis / "a.md").meta["title"] == "A"
+    assert read_page(analysis / "fsdp" / "b-notes.md").meta["title"] == "B"
+    assert not (analysis / "fsdp" / "bad.md").exists()
+    assert not (analysis / "ignored.md").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run(str(empty)) == 2
+    assert "no Markdown files (*.md) in this directory" in capsys.readouterr().err

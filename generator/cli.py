@@ -224,6 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="where to build the repositories (default: .cache/demo)",
     )
+    from generator.generate.cli import add_demo_commands
+
+    add_demo_commands(demo_commands)  # demo record-github|pages
     from generator.specs_cli import add_commands as add_governance_commands
 
     add_governance_commands(commands)  # specs validate|board, new spec|page
@@ -457,6 +460,10 @@ def _run_source(args: argparse.Namespace) -> int:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
+    if args.action != "build":
+        from generator.generate.cli import run_demo_action
+
+        return run_demo_action(args)
     from generator.demo import build_all
 
     if not (args.source / "upstreams").is_dir():

@@ -7,14 +7,10 @@ status and patch it serves is what git computes; nothing touches the internet.
 from __future__ import annotations
 
 import io
-import json
 import logging
 import socket
-import threading
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +37,7 @@ from generator.github import (
     token_from_env,
     web_url_for,
 )
+from generator.github_replay import ReplayServer, Reply, pull_files_from_git
 
 TOKEN = "ghp_S3cretT0kenThatMustNeverLeak0123456789"
 OWNER, REPO, NUMBER = "acme", "widgets", 7
@@ -51,99 +48,13 @@ NOW = 1_800_000_000.0
 # --------------------------------------------------------------------------------------------
 # A replaying server
 
-
-@dataclass
-class Reply:
-    status: int = 200
-    body: Any = None  # JSON-serialisable, str or bytes
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
-    etag: str | None = None  # answer 304 when the request's If-None-Match matches
-
-    def payload(self) -> bytes:
-        if self.body is None:
-            return b""
-        if isinstance(self.body, bytes):
-            return self.body
-        if isinstance(self.body, str):
-            return self.body.encode("utf-8")
-        return json.dumps(self.body).encode("utf-8")
-
-
-@dataclass
-class Seen:
-    path: str
-    headers: dict[str, str]
-
-
-class FakeGitHub:
-    """Routes ``path?query`` (and Accept) to replies, used in order; the last one repeats."""
-
-    def __init__(self) -> None:
-        self.routes: dict[tuple[str, str | None], list[Reply]] = {}
-        self.requests: list[Seen] = []
-        self.lock = threading.Lock()
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                with fake.lock:
-                    fake.requests.append(Seen(self.path, headers))
-                    reply = fake.next_reply(self.path, headers.get("accept"))
-                if reply.delay:
-                    time.sleep(reply.delay)
-                status, payload = reply.status, reply.payload()
-                if reply.etag and headers.get("if-none-match") == reply.etag:
-                    status, payload = 304, b""
-                try:
-                    self.send_response(status)
-                    for key, value in reply.headers.items():
-                        self.send_header(key, value)
-                    if reply.etag:
-                        self.send_header("ETag", reply.etag)
-                    if status != 304:
-                        ctype = "text/plain" if isinstance(reply.body, str) else "application/json"
-                        self.send_header("Content-Type", f"{ctype}; charset=utf-8")
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.server.block_on_close = False
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-
-    def next_reply(self, path: str, accept: str | None) -> Reply:
-        replies = self.routes.get((path, accept)) or self.routes.get((path, None))
-        if not replies:
-            return Reply(404, {"message": "Not Found", "documentation_url": "https://docs"})
-        return replies.pop(0) if len(replies) > 1 else replies[0]
-
-    def add(self, path: str, *replies: Reply, accept: str | None = None) -> None:
-        self.routes[(path, accept)] = list(replies)
-
-    def paths(self) -> list[str]:
-        return [seen.path for seen in self.requests]
+FakeGitHub = ReplayServer  # the name the generator tests' type hints use
 
 
 @pytest.fixture
-def server() -> Iterator[FakeGitHub]:
-    fake = FakeGitHub()
-    fake.thread.start()
-    yield fake
-    fake.server.shutdown()
-    fake.server.server_close()
+def server() -> Iterator[ReplayServer]:
+    with ReplayServer() as replay:
+        yield replay
 
 
 class Sleeps(list[float]):
@@ -262,61 +173,9 @@ def build_fixture_pr(root: Path) -> FixturePR:
     head_files["assets/logo.bin"] = bytes(reversed(range(256))) * 4  # binary: no patch
     head = repo.commit(head_files, "Speed up the widget loader", date="2025-01-20T09:00:00+00:00")
 
-    numstat = run_git(root, "diff", "-M", "--numstat", "-z", base, head).split("\0")
-    counts: dict[str, tuple[int, int]] = {}
-    index = 0
-    while index < len(numstat) - 1:
-        adds, dels, path = numstat[index].split("\t")
-        if path == "":  # a rename: old and new names follow
-            path = numstat[index + 2]
-            index += 3
-        else:
-            index += 1
-        counts[path] = (0 if adds == "-" else int(adds), 0 if dels == "-" else int(dels))
-
-    statuses = run_git(root, "diff", "-M", "--name-status", "-z", base, head).split("\0")
-    kinds = {"A": "added", "D": "removed", "M": "modified", "R": "renamed"}
-    entries: list[tuple[str, str, str | None]] = []
-    index = 0
-    while index < len(statuses) - 1:
-        code = statuses[index]
-        if code.startswith("R"):
-            entries.append(("renamed", statuses[index + 2], statuses[index + 1]))
-            index += 3
-        else:
-            entries.append((kinds[code[0]], statuses[index + 1], None))
-            index += 2
-
-    diff = run_git(root, "diff", "-M", base, head)
-    patches: dict[str, str | None] = {}
-    for block in diff.split("diff --git ")[1:]:
-        lines = block.splitlines()
-        name = lines[0].split(" b/", 1)[1]
-        hunk_start = next((n for n, line in enumerate(lines) if line.startswith("@@")), None)
-        patches[name] = None if hunk_start is None else "\n".join(lines[hunk_start:])
-
-    blobs = {}
-    for line in run_git(root, "ls-tree", "-r", "-z", head).split("\0"):
-        if line:
-            meta, name = line.split("\t", 1)
-            blobs[name] = meta.split()[2]
-    files = []
-    for status, name, previous in entries:
-        adds, dels = counts[name]
-        entry: dict[str, Any] = {
-            "sha": blobs.get(name),
-            "filename": name,
-            "status": status,
-            "additions": adds,
-            "deletions": dels,
-            "changes": adds + dels,
-            "blob_url": f"https://github.com/{OWNER}/{REPO}/blob/{head}/{name}",
-        }
-        if patches.get(name) is not None:
-            entry["patch"] = patches[name]
-        if previous:
-            entry["previous_filename"] = previous
-        files.append(entry)
+    files, diff = pull_files_from_git(
+        root, base, head, blob_url=f"https://github.com/{OWNER}/{REPO}"
+    )
     return FixturePR(root, base, head, files, diff)
 
 
@@ -328,15 +187,7 @@ def pr(tmp_path_factory: pytest.TempPathFactory) -> FixturePR:
 def serve_pr(server: FakeGitHub, pr: FixturePR, *, per_page: int = 100) -> None:
     server.add(PULL, Reply(body=pr.pull_json(server.url), etag='"pull-v1"'))
     server.add(PULL, Reply(body=pr.diff, etag='"diff-v1"'), accept=DIFF_MEDIA_TYPE)
-    pages = [pr.files[i : i + per_page] for i in range(0, len(pr.files), per_page)]
-    for number, items in enumerate(pages, start=1):
-        path = f"{PULL}/files?per_page=100" + (f"&page={number}" if number > 1 else "")
-        links = []
-        if number < len(pages):
-            links.append(f'<{server.url}{PULL}/files?per_page=100&page={number + 1}>; rel="next"')
-            links.append(f'<{server.url}{PULL}/files?per_page=100&page={len(pages)}>; rel="last"')
-        headers = {"Link": ", ".join(links)} if links else {}
-        server.add(path, Reply(body=items, headers=headers, etag=f'"files-{number}"'))
+    server.add_list(f"{PULL}/files", pr.files, per_page=per_page, etag="files")
 
 
 # --------------------------------------------------------------------------------------------

@@ -3,12 +3,62 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+DEFAULT_BUDGET = 60_000
+"""generator.generate.prompt.DEFAULT_BUDGET, stated here so the help needs no heavy import."""
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of tokens, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of tokens, got {text!r}")
+    return value
+
+
+def _add_pack_and_placement(parser: argparse.ArgumentParser, seed: str) -> None:
+    """The options `pr` and `review` share: --prompt, --budget, --spec, --path, --level."""
+    parser.add_argument(
+        "--prompt",
+        action="store_true",
+        help=f"write a context pack for an LLM instead of the page: the {seed} prompt, the "
+        "conventions the page must follow (frontmatter, headings, references), the PR's "
+        "metadata and description, the diff per file and the full source of each changed "
+        "Python function or class at the head commit with line numbers (default output: "
+        ".cache/prompts/<page name>.md)",
+    )
+    parser.add_argument(
+        "--budget",
+        type=_positive,
+        metavar="TOKENS",
+        help=f"with --prompt, the pack's size limit in estimated tokens (default: "
+        f"{DEFAULT_BUDGET:,}; a quarter per ASCII character, one per other character). Over "
+        "it, the code of the largest changed definitions is left out first, then the diffs "
+        "of the largest files, then the description and the review comments; the pack lists "
+        "what was left out",
+    )
+    parser.add_argument("--spec", metavar="NNN-NAME", help="the spec that governs the page")
+    parser.add_argument(
+        "--path",
+        action="append",
+        default=[],
+        metavar="NAME",
+        dest="paths",
+        help="a learning path the page belongs to (repeatable)",
+    )
+    parser.add_argument(
+        "--level",
+        choices=("beginner", "intermediate", "advanced", "expert"),
+        help="the page's level, which orders it in its learning paths",
+    )
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -19,8 +69,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         description="Fetch pull request OWNER/REPO#N from GitHub (GITHUB_TOKEN or GH_TOKEN, "
         "GITHUB_API_URL) and write a PR deep-dive page (seed 000, sections 1 to 7): metadata, "
         "change scope, file change summary, key functions as refs at the head commit and "
-        "Mermaid skeletons; the prose is left as TODO(author) placeholders. Responses are "
-        "cached in .cache/github/. Exit status: 0 written, 1 GitHub failed, 2 usage problem.",
+        "Mermaid skeletons; the prose is left as TODO(author) placeholders. With --prompt, "
+        "write a context pack for an LLM instead: the deep-dive prompt, the page's conventions, "
+        "the PR's metadata, its diff and the changed code at the head commit, sized to "
+        "--budget. Responses are cached in .cache/github/. Exit status: 0 written, 1 GitHub "
+        "failed, 2 usage problem.",
     )
     pr.add_argument("repository", metavar="OWNER/REPO", help="the GitHub repository")
     pr.add_argument("number", type=int, metavar="N", help="the pull request number")
@@ -30,9 +83,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         type=Path,
         metavar="PATH",
         help="where to write the page (default: docs/analysis/pr-N-<title>.md in the "
-        "knowledge base)",
+        "knowledge base) or, with --prompt, the pack (default: .cache/prompts/pr-N-<title>.md)",
     )
-    pr.add_argument("--force", action="store_true", help="overwrite an existing page")
+    pr.add_argument("--force", action="store_true", help="overwrite an existing file")
     pr.add_argument(
         "--offline", action="store_true", help="use only cached GitHub responses, never the network"
     )
@@ -46,6 +99,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     pr.add_argument(
         "--cache-dir", type=Path, metavar="DIR", help="GitHub response cache (.cache/github/)"
     )
+    _add_pack_and_placement(pr, "PR deep dive")
 
     review = commands.add_parser(
         "review",
@@ -55,7 +109,10 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "summary, test verification, P0 to P3 findings, questions for the author and the PR's "
         "review comments grouped by file, as refs at the head commit. With "
         "--export-review-json PAGE --output FILE, turn a finished review page into the JSON "
-        "body of GitHub's create-a-review call instead (written to FILE, never posted). "
+        "body of GitHub's create-a-review call instead (written to FILE, never posted). With "
+        "--prompt, write a context pack for an LLM instead of the page: the code review "
+        "prompt, the page's conventions, the PR's metadata, diff, changed code at the head "
+        "commit and review comments, sized to --budget. "
         "Exit status: 0 written, 1 GitHub failed, 2 usage problem.",
     )
     review.add_argument("repository", nargs="?", metavar="OWNER/REPO", help="the repository")
@@ -72,7 +129,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         type=Path,
         metavar="PATH",
         help="where to write the page (default: docs/analysis/review-pr-N-<title>.md in the "
-        "knowledge base) or, with --export-review-json, the JSON file",
+        "knowledge base); with --prompt, the pack (default: .cache/prompts/review-pr-N-"
+        "<title>.md); with --export-review-json, the JSON file",
     )
     review.add_argument("--force", action="store_true", help="overwrite an existing file")
     review.add_argument(
@@ -88,6 +146,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     review.add_argument(
         "--cache-dir", type=Path, metavar="DIR", help="GitHub response cache (.cache/github/)"
     )
+    _add_pack_and_placement(review, "code review")
 
 
 def _draft_from_pull(
@@ -134,19 +193,67 @@ def _draft_from_pull(
         return EXIT_FAILED
     for note in page.notes:
         sys.stderr.write(f"note: {note}\n")
-    try:
-        shown = target.resolve().relative_to(Path.cwd().resolve())
-    except ValueError:
-        shown = target
-    sys.stdout.write(f"wrote {shown}: {describe(page)}\n")
+    sys.stdout.write(f"wrote {_shown(target)}: {describe(page)}\n")
     return EXIT_OK
 
 
-def run_pr(args: argparse.Namespace) -> int:
-    """``python -m generator pr OWNER/REPO N``."""
-    from generator.generate.pr import build_pr_page, write_pr_page
+def _placement(args: argparse.Namespace) -> Any:
+    from generator.generate.source import Placement
 
-    return _draft_from_pull(
+    return Placement(args.spec, tuple(args.paths), args.level)
+
+
+def _placed(build: Callable[..., Any], placement: Any) -> Callable[..., Any]:
+    """``build`` (a page drafter), with the page placed in its spec and learning paths."""
+    from generator.generate.pr import place_page
+
+    def build_placed(*args: Any, **options: Any) -> Any:
+        page = build(*args, **options)
+        place_page(page, placement)
+        return page
+
+    return build_placed
+
+
+def _describe_pack(pack: Any) -> str:
+    what = "PR deep dive" if pack.kind == "pr-deep-dive" else "review"
+    left = len(pack.omitted)
+    return (
+        f"context pack for the {what} of PR #{pack.pull.number} ({pack.lang}), about "
+        f"{pack.tokens:,} of {pack.budget:,} tokens: {pack.diffs_shown} of {len(pack.files)} "
+        f"file diffs, the code of {pack.definitions_shown} of {pack.definitions_total} changed "
+        f"definitions; {left or 'nothing'} left out{' (listed at its end)' if left else ''}"
+    )
+
+
+def _pack_or_page(
+    args: argparse.Namespace,
+    build_page: Callable[..., Any],
+    write_page: Callable[..., Path],
+    describe_page: Callable[[Any], str],
+    build_pack: Callable[..., Any],
+) -> int:
+    """Write the page, or with ``--prompt`` the context pack (the flow `pr` and `review` share)."""
+    from generator.generate.prompt import write_pack
+
+    placement = _placement(args)
+    if args.prompt:
+        builder = functools.partial(
+            build_pack, budget=args.budget or DEFAULT_BUDGET, placement=placement
+        )
+        return _draft_from_pull(args, builder, write_pack, _describe_pack)
+    if args.budget is not None:
+        sys.stderr.write("error: --budget sizes a context pack: it needs --prompt\n")
+        return EXIT_USAGE
+    return _draft_from_pull(args, _placed(build_page, placement), write_page, describe_page)
+
+
+def run_pr(args: argparse.Namespace) -> int:
+    """``python -m generator pr OWNER/REPO N`` (``--prompt``: the context pack instead)."""
+    from generator.generate.pr import build_pr_page, write_pr_page
+    from generator.generate.prompt import build_pr_pack
+
+    return _pack_or_page(
         args,
         build_pr_page,
         write_pr_page,
@@ -155,6 +262,7 @@ def run_pr(args: argparse.Namespace) -> int:
             f"{len(page.symbols)} key functions ({page.symbols_source}), pinned to "
             f"{page.pull.head_sha[:12]}"
         ),
+        build_pr_pack,
     )
 
 
@@ -181,12 +289,16 @@ def run_export_review(args: argparse.Namespace) -> int:
 
 
 def run_review(args: argparse.Namespace) -> int:
-    """``python -m generator review OWNER/REPO N`` (or ``--export-review-json``)."""
+    """``python -m generator review OWNER/REPO N`` (or ``--export-review-json``, ``--prompt``)."""
     if args.export_review_json is not None:
+        if args.prompt:
+            sys.stderr.write("error: --prompt writes a context pack, not an export: drop one\n")
+            return EXIT_USAGE
         return run_export_review(args)
+    from generator.generate.prompt import build_review_pack
     from generator.generate.review import build_review_page, write_review_page
 
-    return _draft_from_pull(
+    return _pack_or_page(
         args,
         build_review_page,
         write_review_page,
@@ -195,7 +307,85 @@ def run_review(args: argparse.Namespace) -> int:
             f"{len(page.test_files)} test files, {len(page.comments)} review comments, "
             f"pinned to {page.pull.head_sha[:12]}"
         ),
+        build_review_pack,
     )
+
+
+def add_demo_commands(demo_commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register ``demo record-github`` and ``demo pages`` on the ``demo`` command."""
+    record = demo_commands.add_parser(
+        "record-github",
+        help="re-record the demo's pull requests (demo/github) from the demo histories",
+        description="For every demo/github/*.yaml, build its demo upstream's history afresh and "
+        "write what GitHub would answer for that pull request (the pull, its files, its diff "
+        "and its review comments) under demo/github/repos/, computed by git.",
+    )
+    pages = demo_commands.add_parser(
+        "pages",
+        help="regenerate the demo's PR deep dive and review pages from the recording",
+        description="Serve demo/github/ on 127.0.0.1 as the GitHub API (GITHUB_API_URL) to "
+        "the pr and review generators and write their pages into DOCS/analysis/, placed in "
+        "the spec and learning paths the recording names, dated as it says. Needs the demo "
+        "upstreams (make demo-upstreams). Refuses to replace a page without --force.",
+    )
+    for parser in (record, pages):
+        parser.add_argument(
+            "--source",
+            type=Path,
+            default=Path("demo"),
+            metavar="DIR",
+            help="demo directory (default: demo)",
+        )
+    record.add_argument(
+        "--output", type=Path, metavar="DIR", help="where to write (default: SOURCE/github)"
+    )
+    pages.add_argument(
+        "--docs",
+        type=Path,
+        metavar="DIR",
+        help="the docs directory to write into (default: docs/ of the knowledge base)",
+    )
+    pages.add_argument("--force", action="store_true", help="replace existing pages")
+    pages.add_argument("--manifest", type=Path, metavar="FILE", help="upstream manifest")
+
+
+def _shown(path: Path) -> Path:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return path
+
+
+def run_demo_action(args: argparse.Namespace) -> int:
+    """``python -m generator demo record-github`` and ``demo pages``."""
+    from generator.cli import _manifest
+    from generator.demo import generate_demo_pages, record_demo_pulls
+    from generator.generate.pr import PrError
+    from generator.github import GitHubError
+    from generator.manifest import ConfigError
+
+    if not (args.source / "github").is_dir():
+        raise ConfigError(
+            f"{args.source}/github: no such directory",
+            hint="run from the repository root or pass --source",
+        )
+    if args.action == "record-github":
+        for path in record_demo_pulls(args.source, args.output):
+            sys.stdout.write(f"wrote {_shown(path)}\n")
+        return EXIT_OK
+    manifest = _manifest(args.manifest)
+    docs = args.docs or manifest.root / "docs"
+    try:
+        written = generate_demo_pages(args.source, manifest, docs, force=args.force)
+    except PrError as error:
+        sys.stderr.write(f"error: {error}\n")
+        return EXIT_USAGE
+    except GitHubError as error:
+        sys.stderr.write(f"error: {error}\n")
+        return EXIT_FAILED
+    for path in written:
+        sys.stdout.write(f"wrote {_shown(path)}\n")
+    return EXIT_OK
 
 
 def handlers() -> dict[str, Callable[[argparse.Namespace], int]]:

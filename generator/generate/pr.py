@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import jinja2
 import yaml
@@ -53,12 +53,17 @@ __all__ = [
     "changed_files",
     "detect_language",
     "find_upstream",
+    "frontmatter_yaml",
     "parse_repository",
+    "place_page",
     "symbols_from_hunks",
     "symbols_from_source",
     "touched_lines",
     "write_pr_page",
 ]
+
+if TYPE_CHECKING:
+    from generator.generate.source import Placement
 
 logger = logging.getLogger(__name__)
 
@@ -122,6 +127,8 @@ class KeySymbol:
     end: int
     change: Change
     exact: bool = True  # False: named by a hunk header only, the range is the hunk's
+    extent: tuple[int, int] | None = None
+    """The lines the definition spans at the head (decorators included), when read with ast."""
 
     @property
     def ref(self) -> str:
@@ -371,6 +378,7 @@ def symbols_from_source(
                 start=node.lineno,  # type: ignore[attr-defined]
                 end=node.lineno,  # type: ignore[attr-defined]
                 change="NEW" if everything_new else "MODIFIED",
+                extent=(first, last),
             )
         )
     return symbols
@@ -708,7 +716,7 @@ def render_pr_page(
         "base": pull.base_sha,
         "tags": ["pr", upstream.name],
     }
-    frontmatter = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+    frontmatter = frontmatter_yaml(meta)
     names = _HEADINGS[lang]
     scope: list[tuple[str, str]] = []
     for category in ("new", "modified", "deleted", "renamed"):
@@ -783,6 +791,35 @@ def render_pr_page(
         symbols_source="ast" if context["symbols_from_ast"] else "hunks",
         notes=notes,
     )
+
+
+def frontmatter_yaml(meta: Mapping[str, object]) -> str:
+    """A drafted page's frontmatter, keys in their order (the text between the ``---`` lines)."""
+    return yaml.safe_dump(dict(meta), sort_keys=False, allow_unicode=True, width=1000)
+
+
+class _Draft(Protocol):
+    meta: dict[str, object]
+    text: str
+
+
+def place_page(page: _Draft, placement: Placement) -> None:
+    """Add the placement (``spec``, ``paths``, ``level``) to a drafted page's frontmatter, so the
+    page joins its spec and learning paths; the rest of the page is left as it is."""
+    placed: dict[str, object] = {}
+    if placement.spec:
+        placed["spec"] = placement.spec
+    if placement.paths:
+        placed["paths"] = list(placement.paths)
+    if placement.level:
+        placed["level"] = placement.level
+    if not placed:
+        return
+    head = f"---\n{frontmatter_yaml(page.meta)}---\n"
+    if not page.text.startswith(head):
+        raise PrError("the drafted page does not start with its own frontmatter")
+    page.meta = {**page.meta, **placed}
+    page.text = f"---\n{frontmatter_yaml(page.meta)}---\n{page.text[len(head) :]}"
 
 
 def _quote(markdown: str) -> str:

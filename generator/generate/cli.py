@@ -45,20 +45,9 @@ def _add_pack_and_placement(parser: argparse.ArgumentParser, seed: str) -> None:
         "of the largest files, then the description and the review comments; the pack lists "
         "what was left out",
     )
-    parser.add_argument("--spec", metavar="NNN-NAME", help="the spec that governs the page")
-    parser.add_argument(
-        "--path",
-        action="append",
-        default=[],
-        metavar="NAME",
-        dest="paths",
-        help="a learning path the page belongs to (repeatable)",
-    )
-    parser.add_argument(
-        "--level",
-        choices=("beginner", "intermediate", "advanced", "expert"),
-        help="the page's level, which orders it in its learning paths",
-    )
+    from generator.generate.source import Placement
+
+    Placement.add_arguments(parser)
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -200,7 +189,7 @@ def _draft_from_pull(
 def _placement(args: argparse.Namespace) -> Any:
     from generator.generate.source import Placement
 
-    return Placement(args.spec, tuple(args.paths), args.level)
+    return Placement.from_args(args)
 
 
 def _placed(build: Callable[..., Any], placement: Any) -> Callable[..., Any]:

@@ -613,7 +613,8 @@ class GitHubClient:
         """The files and the diff, rebuilding the diff from the files when GitHub says too large."""
         total = pull.changed_files if pull else None
         files = tuple(self.pull_files(owner, repo, number, total=total))
-        truncated = len(files) >= MAX_PR_FILES or (total is not None and len(files) < total)
+        # With the PR's own count, exactly 3,000 files is complete; without it, the cap is a hint.
+        truncated = len(files) < total if total is not None else len(files) >= MAX_PR_FILES
         try:
             diff = self.pull_diff(owner, repo, number)
         except DiffTooLarge as exc:

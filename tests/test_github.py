@@ -610,3 +610,17 @@ def test_progress_is_shown_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -
     )
     monkeypatch.setenv("CI", "true")
     assert terminal_progress(Terminal()) is None
+
+
+def test_a_pull_request_of_exactly_the_cap_is_complete(
+    server: FakeGitHub, pr: FixturePR, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import generator.github as github
+
+    monkeypatch.setattr(github, "MAX_PR_FILES", len(pr.files))  # the cap, reached exactly
+    serve_pr(server, pr)
+    with make_client(server, tmp_path) as client:
+        pull = client.pull(OWNER, REPO, NUMBER)
+        assert pull.changed_files == len(pr.files)
+        assert not client.pull_changes(OWNER, REPO, NUMBER, pull=pull).truncated
+        assert client.pull_changes(OWNER, REPO, NUMBER).truncated  # no count: the cap is a hint

@@ -117,7 +117,7 @@ def test_pr_pack_holds_the_prompt_conventions_metadata_every_diff_and_the_change
         "| State | merged |",
         f"| Base | `main` `{pr.base}` |",
         f"| Head | `fast-loader` `{pr.head}` |",
-        f"| Size | 246 files, +{pr.additions} / -{pr.deletions}, 1 commits |",
+        f"| Size | 246 files, +{pr.additions} / -{pr.deletions}, 1 commit |",
         "| Link | `https://github.com/acme/widgets/pull/7` |",
     ):
         assert expected in metadata

@@ -806,8 +806,8 @@ def _metadata(pull: PullRequest, files: Sequence[ChangedFile], links: LinkContex
         f"| Merged | {inline_text(pull.merged_at or '') or '—'} |",
         f"| Base | {code_span(pull.base_ref) or '—'} `{pull.base_sha}` |",
         f"| Head | {code_span(pull.head_ref) or '—'} `{pull.head_sha}` |",
-        f"| Size | {pull.changed_files or len(files)} files, +{pull.additions} / "
-        f"-{pull.deletions}, {pull.commits} commits |",
+        f"| Size | {_count(pull.changed_files or len(files), 'file')}, +{pull.additions} / "
+        f"-{pull.deletions}, {_count(pull.commits, 'commit')} |",
         f"| Link | {code_span(link) or '—'} |",
         "",
     ]
@@ -824,3 +824,7 @@ def _file_table(files: Sequence[ChangedFile]) -> list[str]:
             change += ", binary"
         out.append(f"| {change} | {_path_cell(f.path)} | {f.additions} | {f.deletions} |")
     return [*out, ""]
+
+
+def _count(number: int, word: str) -> str:
+    return f"{number} {word}{'' if number == 1 else 's'}"

@@ -204,7 +204,10 @@ def build_parser() -> argparse.ArgumentParser:
     Placement.add_arguments(source)
     source.add_argument("--manifest", type=Path, metavar="FILE")
 
-    demo = commands.add_parser("demo", help="build the embedded demo upstreams")
+    demo = commands.add_parser(
+        "demo",
+        help="the embedded demo: build its upstreams, record its GitHub answers, make its pages",
+    )
     demo_commands = demo.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     demo_commands.required = True
     build = demo_commands.add_parser(

@@ -142,6 +142,8 @@ class Ingested:
     findings: list[Finding] = field(default_factory=list)
     """What is still wrong with the written page: everything the ingester could not fix."""
     written: bool = False
+    changed: bool = True
+    """Whether the page differs from what is at the destination (``written`` unless dry run)."""
     data: bytes = b""
     """The page as written (or, with ``dry_run``, as it would be)."""
     original: bytes = b""
@@ -234,8 +236,8 @@ class Ingester:
             ]
         )
         result.data = render_page(final)
-        unchanged = destination.exists() and destination.read_bytes() == result.data
-        if not self.options.dry_run and not unchanged:
+        result.changed = not (destination.exists() and destination.read_bytes() == result.data)
+        if not self.options.dry_run and result.changed:
             destination.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(destination, result.data)
             result.written = True

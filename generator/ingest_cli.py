@@ -163,7 +163,10 @@ def _text(result: Ingested, dry_run: bool, diff: bool) -> str:
     from generator.report import format_text
     from generator.verify import Report
 
-    verb = "would write" if dry_run else ("wrote" if result.written else "unchanged")
+    if not result.changed:
+        verb = "unchanged"
+    else:
+        verb = "would write" if dry_run else "wrote"
     lines = [
         f"{result.source} -> {result.display} ({verb}): {result.kind} ({result.kind_basis}), "
         f"{result.lang}, {result.refs} code references"
@@ -215,6 +218,7 @@ def _json(results: list[Ingested | IngestError], dry_run: bool) -> dict[str, Any
                 "source": str(result.source),
                 "page": result.display,
                 "written": result.written,
+                "changed": result.changed,
                 "kind": result.kind,
                 "kind_basis": result.kind_basis,
                 "lang": result.lang,

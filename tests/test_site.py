@@ -6,18 +6,25 @@ from __future__ import annotations
 import hashlib
 import importlib
 import itertools
+import os
 import re
 import shutil
+import signal
 import textwrap
 from pathlib import Path
 
 import markdown
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from markdown.treeprocessors import Treeprocessor
 
 from generator.extract import scan
 from generator.manifest import ConfigError, load_manifest
 from generator.model import CodeRef, RefForm, ResolvedRef, Upstream
 from generator.report import format_text
+from generator.site.anchors import heading_text, only_placeholder_postprocessors
+from generator.site.background import can_fork
 from generator.site.codelinks import (
     apply_links,
     code_url,
@@ -85,6 +92,32 @@ def test_an_explicit_id_keeps_its_place_in_the_sequence_like_the_verifier():
     ids = re.findall(r'<h\d id="([^"]+)"', render(text).html)  # type: ignore[attr-defined]
     assert ids == ["a", "setup", "setup-1", "mine"]
     assert set(ids) <= extract_anchors(scan(text))
+
+
+class CompareHeadingNames(Treeprocessor):
+    """Names every heading both ways: without rendering where it may, and by rendering it."""
+
+    def run(self, root):  # type: ignore[no-untyped-def]
+        plain = only_placeholder_postprocessors(self.md)
+        for element in root.iter():
+            if isinstance(element.tag, str) and re.fullmatch(r"h[1-6]", element.tag):
+                self.md.names.append(  # type: ignore[attr-defined]
+                    (heading_text(element, self.md, plain), heading_text(element, self.md))
+                )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet="aZ 9&;<>*_`\\#[]()!:.-中文\t", min_size=1, max_size=30))
+def test_a_heading_is_named_as_toc_names_it_with_or_without_rendering(title):
+    md = markdown.Markdown(
+        extensions=["attr_list", "generator.site.anchors", "toc", "md_in_html"],
+        extension_configs={"toc": {"slugify": slugify}},
+    )
+    md.names = []  # type: ignore[attr-defined]
+    md.treeprocessors.register(CompareHeadingNames(md), "compare_heading_names", 6)
+    md.convert(f"# x {title} y\n\n## {title}\n")
+    for fast, rendered in md.names:  # type: ignore[attr-defined]
+        assert fast == rendered
 
 
 # ---------------------------------------------------------------------------------------------
@@ -347,6 +380,32 @@ def test_the_search_index_segments_chinese(demo_site):
     ]
 
 
+def test_the_boxes_lists_and_code_links_are_on_the_page_but_only_the_text_is_searched(
+    demo_site,
+):
+    import json
+
+    index = json.loads((demo_site / "site" / "search" / "search_index.json").read_text("utf-8"))
+
+    def searched(location: str) -> str:
+        return " ".join(
+            doc["text"] for doc in index["docs"] if doc["location"].startswith(location)
+        )
+
+    review = html_of(demo_site, "analysis/pr-2-review")
+    assert "kb-status" in review and "kb-prerequisites" in review and "kb-path" in review
+    text = searched("analysis/pr-2-review/")
+    # The referenced code is searchable; the boxes, which name other pages, are not.
+    assert "<code>minitrain/config.py:56-57</code>" in text
+    assert "Before you read" not in text and "Learning path:" not in text
+    assert "This page is being written" not in text
+    # Nor are the generated lists, which are made of other pages' titles.
+    beginner = html_of(demo_site, "paths/beginner")
+    title = "FSDPActor 源码分析：minitrain/backends/fsdp/actor.py"
+    assert f">{title}</a></td>" in beginner
+    assert "FSDPActor" not in searched("paths/beginner/")
+
+
 # ---------------------------------------------------------------------------------------------
 # Bad input: every problem is a finding, never a crash
 
@@ -408,6 +467,52 @@ def test_a_small_knowledge_base_builds_clean(site_kb):
     assert result.returncode == 0, result.stderr
     page = (site_kb.root / "site" / "one" / "index.html").read_text("utf-8")
     assert f"https://github.com/acme/lib/blob/{site_kb.pin}/lib/core.py#L6-L7" in page
+    # A path's index page without the marker gets its table in a section at its end.
+    index = (site_kb.root / "site" / "paths" / "start" / "index.html").read_text("utf-8")
+    assert re.search(
+        r'<h2 id="pages-in-this-path">Pages in this path.*?</h2>\s*<table>.*?'
+        r'<td>1</td>\s*<td><a href="\.\./\.\./one/">One</a></td>',
+        index,
+        re.S,
+    )
+
+
+def test_code_links_and_boxes_survive_a_tags_listing_filled_in_after_them(site_kb):
+    # Material fills the listing into the HTML after the links were taken out for the search
+    # index and before they are put back.
+    site_kb.page(
+        "one.md",
+        """\
+        ---
+        title: One
+        level: beginner
+        paths: [start]
+        upstream: lib
+        tags: [core]
+        ---
+        # One
+
+        <!-- material/tags -->
+
+        `alpha()` is at `lib/core.py:6-7`, and again lib/core.py:6.
+        """,
+    )
+    site_kb.page(
+        "two.md", "---\ntitle: Two\nlevel: beginner\npaths: [start]\ntags: [core]\n---\n# Two\n"
+    )
+    result = build(site_kb, "--strict")
+    assert result.returncode == 0, result.stderr
+    page = (site_kb.root / "site" / "one" / "index.html").read_text("utf-8")
+    base = f"https://github.com/acme/lib/blob/{site_kb.pin}/lib/core.py"
+    assert (
+        f'<a href="{base}#L6-L7" title="lib@{site_kb.pin[:7]}"><code>lib/core.py:6-7</code></a>'
+        in page
+    )
+    assert f'<a href="{base}#L6" title="lib@{site_kb.pin[:7]}">lib/core.py:6</a>' in page
+    assert '<a href="../two/">' in page  # the listing
+    article = page[page.index("<article") : page.index("</article>")]
+    assert article.index('<h1 id="one">') < article.index('class="admonition abstract kb-path"')
+    assert "\ue000" not in page and "\ue002" not in page
 
 
 def test_a_verifier_error_fails_even_a_non_strict_build(site_kb):
@@ -417,6 +522,31 @@ def test_a_verifier_error_fails_even_a_non_strict_build(site_kb):
     assert "docs/two.md:7:5: error[range-outside-file]" in result.stderr
     assert "a page with an error is not published" in result.stderr
     assert not (site_kb.root / "site" / "two" / "index.html").exists()
+
+
+def test_the_verification_checks_the_pages_the_other_plugins_leave(site_kb):
+    # The verification starts before MkDocs lists the pages; a hook then drops the page with an
+    # error, so the build verifies again what it really builds.
+    site_kb.page("two.md", "---\ntitle: Two\npaths: [start]\n---\n# Two\n\nSee lib/core.py:900.\n")
+    (site_kb.root / "drop_two.py").write_text(
+        "def on_files(files, config):\n"
+        "    files.remove(files.get_file_from_path('two.md'))\n"
+        "    return files\n",
+        "utf-8",
+    )
+    config = site_kb.root / "mkdocs.yml"
+    config.write_text(config.read_text("utf-8") + "\nhooks:\n  - drop_two.py\n", "utf-8")
+    result = build(site_kb, "--strict")
+    assert result.returncode == 0, result.stderr
+    assert "knowledge-base: checked 3 pages, 1 code references" in result.stderr
+    assert "two.md" not in result.stderr
+
+
+def test_mkdocs_own_warnings_about_the_docs_are_said_once(site_kb):
+    site_kb.page("README.md", "---\ntitle: Read me\npaths: [start]\n---\n# Read me\n")
+    result = build(site_kb, "--no-strict")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("Excluding 'README.md' from the site") == 1
 
 
 def test_a_broken_mermaid_fence_warns_and_fails_strict(site_kb):
@@ -663,11 +793,13 @@ def test_the_board_reuses_the_builds_verification(governed_kb, monkeypatch):
     from mkdocs.config import load_config
 
     verify_module = importlib.import_module("generator.verify")
-    calls: list[int] = []
+    # Written to a file: the build verifies in a child process.
+    calls = governed_kb.root.parent / "verify-calls"
     original = verify_module.Verifier.verify
 
     def counting(self, files, progress=None):  # type: ignore[no-untyped-def]
-        calls.append(len(files))
+        with calls.open("a", encoding="utf-8") as record:
+            record.write(f"{len(files)}\n")
         return original(self, files, progress)
 
     monkeypatch.setattr(verify_module.Verifier, "verify", counting)
@@ -679,9 +811,41 @@ def test_the_board_reuses_the_builds_verification(governed_kb, monkeypatch):
         build_site(config)
     finally:
         config.plugins.on_shutdown()
-    assert calls == [3]
+    assert calls.read_text("utf-8").split() == ["3"]
     page = (governed_kb.root / "site" / "board" / "index.html").read_text("utf-8")
     assert "Lib notes" in page and "3 pages, 1 code references" in page
+
+
+@pytest.mark.skipif(not can_fork(), reason="the build verifies in this process")
+def test_a_verification_process_that_dies_fails_the_build_before_anything_is_written(
+    site_kb, monkeypatch, caplog
+):
+    from mkdocs.commands.build import build as build_site
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import Abort
+
+    verify_module = importlib.import_module("generator.verify")
+    builder = os.getpid()
+
+    def dies(self, files, progress=None):  # type: ignore[no-untyped-def]
+        if os.getpid() == builder:
+            pytest.fail("verified in the building process")
+        os.kill(os.getpid(), signal.SIGKILL)  # as the out-of-memory killer would
+
+    monkeypatch.setattr(verify_module.Verifier, "verify", dies)
+    monkeypatch.chdir(site_kb.root)
+    config = load_config(str(site_kb.root / "mkdocs.yml"))
+    config.plugins.on_startup(command="build", dirty=False)
+    try:
+        with pytest.raises(Abort):
+            build_site(config)
+    finally:
+        config.plugins.on_shutdown()
+    assert (
+        "knowledge-base: the verification failed: the background process ended without "
+        "finishing its work (killed by SIGKILL)"
+    ) in caplog.text
+    assert not list((site_kb.root / "site").rglob("*.html"))
 
 
 def test_no_board_without_specs(site_kb):

@@ -19,6 +19,7 @@ from typing import Any
 from markdown import Markdown
 from markdown.extensions import Extension
 from markdown.extensions.toc import remove_fnrefs, render_inner_html, strip_tags
+from markdown.postprocessors import AndSubstitutePostprocessor, RawHtmlPostprocessor
 from markdown.treeprocessors import Treeprocessor
 
 from generator.slugs import Slugger, github_slug
@@ -31,6 +32,7 @@ PRIORITY = 6
 class GitHubAnchorsTreeprocessor(Treeprocessor):
     def run(self, root: etree.Element) -> None:
         slugger = Slugger(github_slug)
+        plain = only_placeholder_postprocessors(self.md)
         for element in root.iter():
             if not isinstance(element.tag, str) or not _HEADING.match(element.tag):
                 continue
@@ -40,8 +42,27 @@ class GitHubAnchorsTreeprocessor(Treeprocessor):
                 # sequence (``x-1``) decides, so both sides name the same anchor.
                 element.set("id", slugger.reserve(explicit))
                 continue
-            name = strip_tags(render_inner_html(remove_fnrefs(element), self.md))
-            element.set("id", slugger.unique(html.unescape(name)))
+            element.set("id", slugger.unique(heading_text(element, self.md, plain)))
+
+
+def heading_text(element: etree.Element, md: Markdown, plain: bool = False) -> str:
+    """A heading's text as ``toc`` names it: rendered, tags stripped, whitespace collapsed.
+
+    ``plain``: the postprocessors only put back what Markdown stashed
+    (`only_placeholder_postprocessors`), so a heading of bare text with nothing stashed in it is
+    named without rendering it, which would escape what unescaping then restores.
+    """
+    text = element.text or ""
+    if plain and len(element) == 0 and "\x02" not in text:
+        return " ".join(text.split())
+    return html.unescape(strip_tags(render_inner_html(remove_fnrefs(element), md)))
+
+
+def only_placeholder_postprocessors(md: Markdown) -> bool:
+    return all(
+        isinstance(processor, RawHtmlPostprocessor | AndSubstitutePostprocessor)
+        for processor in md.postprocessors
+    )
 
 
 class GitHubAnchorsExtension(Extension):

@@ -18,7 +18,9 @@ The site build does not even hand Markdown the tags: `mark_links` puts private-u
 around each span, Markdown renders the page as if there were no links, and `unmark_links` turns
 the markers into the same ``<a>`` tags in the HTML. On pages with hundreds of references,
 parsing ``[text](url "title")`` (or inline HTML) was most of what the links cost the build
-(``make bench-site``).
+(``make bench-site``). The site does it in two steps, `strip_marks` then `wrap_links`, with the
+search plugin's indexing in between: the index keeps the same text, and its HTML parser never
+sees the tags.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import string
 from collections.abc import Iterable
 from dataclasses import dataclass
 from html import escape
+from typing import NamedTuple
 from urllib.parse import quote
 
 from generator.extract.markdown import MarkdownLayout
@@ -196,25 +199,86 @@ def mark_links(text: str, links: Iterable[CodeLink]) -> tuple[str, list[CodeLink
     return "".join(pieces), ordered
 
 
+class LinkSpan(NamedTuple):
+    """Where a planned link goes in a page's HTML: around ``html[start:end]``."""
+
+    start: int
+    end: int
+    link: CodeLink
+
+
 def unmark_links(html: str, links: list[CodeLink]) -> str:
     """The rendered page with the markers of `mark_links` made into links.
 
     A marked span that Markdown rendered into anything but text and ``<code>`` (it would cross
     an element boundary) stays unlinked; stray markers are removed.
     """
+    stripped, spans = strip_marks(html, links)
+    return wrap_links(stripped, spans)
+
+
+def strip_marks(html: str, links: list[CodeLink]) -> tuple[str, list[LinkSpan]]:
+    """The rendered page without the markers of `mark_links`, and where each link goes in it.
+
+    The site indexes a page for search between the two steps: the index holds the same text
+    with or without the ``<a>`` tags, and its HTML parser is spared a tag pair per link.
+    """
     if _OPEN not in html and _CLOSE not in html:
-        return html
-
-    def link(match: re.Match[str]) -> str:
+        return html, []
+    pieces: list[str] = []
+    spans: list[LinkSpan] = []
+    length = cursor = 0
+    for match in _MARKED.finditer(html):
+        before = _MARKERS.sub("", html[cursor : match.start()])
+        inner = match.group(2)
+        pieces += (before, inner)
+        length += len(before)
         number = int(match.group(1))
-        if number >= len(links):
-            return match.group(2)
-        target = links[number]
-        return (
-            f'<a href="{escape(target.url)}" title="{escape(target.title)}">{match.group(2)}</a>'
-        )
+        if number < len(links):
+            spans.append(LinkSpan(length, length + len(inner), links[number]))
+        length += len(inner)
+        cursor = match.end()
+    pieces.append(_MARKERS.sub("", html[cursor:]))
+    return "".join(pieces), spans
 
-    return _MARKERS.sub("", _MARKED.sub(link, html))
+
+def wrap_links(html: str, spans: Iterable[LinkSpan]) -> str:
+    """``html`` with each span (in document order, not overlapping) wrapped in its link."""
+    pieces: list[str] = []
+    cursor = 0
+    for start, end, link in spans:
+        pieces += (
+            html[cursor:start],
+            f'<a href="{escape(link.url)}" title="{escape(link.title)}">',
+            html[start:end],
+            "</a>",
+        )
+        cursor = end
+    pieces.append(html[cursor:])
+    return "".join(pieces)
+
+
+def relocate_spans(spans: Iterable[LinkSpan], old: str, new: str) -> list[LinkSpan]:
+    """The spans of ``old`` found again in ``new``, a version of it another plugin edited.
+
+    Each span's text is looked for where the edits so far put it, else further on; a span whose
+    text is gone is dropped rather than put around other text.
+    """
+    moved: list[LinkSpan] = []
+    cursor = shift = 0
+    for start, end, link in spans:
+        fragment = old[start:end]
+        expected = start + shift
+        if expected >= cursor and new.startswith(fragment, expected):
+            found = expected
+        else:
+            found = new.find(fragment, cursor)
+            if found < 0:
+                continue
+        moved.append(LinkSpan(found, found + len(fragment), link))
+        shift = found - start
+        cursor = found + len(fragment)
+    return moved
 
 
 def _taken_spans(layout: MarkdownLayout) -> list[tuple[int, int]]:

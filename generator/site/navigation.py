@@ -2,16 +2,16 @@
 
 Nothing here is kept by hand: the nav, the home page's list of paths and levels, each path
 index page's ordered page list, and each page's banner, prerequisites and previous/next links
-all come from `generator.paths.Curriculum`. Every function returns data or Markdown; the plugin
-decides where it goes. Links are relative Markdown links, so MkDocs validates and rewrites them
-like any other link.
+all come from `generator.paths.Curriculum`. Every function returns data or HTML; the plugin
+decides where it goes. The lists and boxes link pages through an `Href`, the URLs MkDocs gives
+the pages, so Markdown never parses their links: on a large site, the home page and the paths'
+tables hold hundreds of them.
 """
 
 from __future__ import annotations
 
-import functools
-import posixpath
-from collections.abc import Iterable
+import html
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from generator.paths import LEVELS, Curriculum, LearningPath, PathPage
@@ -103,17 +103,8 @@ def level_name(level: str | None, lang: str | None) -> str:
     return names.get(level or "", level or "")
 
 
-def link(title: str, target: str, from_rel: str) -> str:
-    """A Markdown link from page ``from_rel`` to page ``target`` (both docs-relative)."""
-    href = _relpath(target, posixpath.dirname(from_rel) or ".")
-    label = title.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-    return f"[{label}]({href.replace(' ', '%20')})"
-
-
-@functools.lru_cache(maxsize=65536)
-def _relpath(target: str, start: str) -> str:
-    """``posixpath.relpath``, remembered: every page links the same few pages of its paths."""
-    return posixpath.relpath(target, start)
+Href = Callable[[str], str | None]
+"""The URL of a page (docs-relative path) from the page being built, or None if not built."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -162,24 +153,58 @@ def build_nav(
 
 # --------------------------------------------------------------------------------------------
 # Generated lists
+#
+# HTML in the form Markdown gives the same lists and tables, put where a page has the marker
+# (`fill_markers`); linked like the boxes below, so the links' targets are never parsed.
 
 
-def paths_list(curriculum: Curriculum, from_rel: str, lang: str | None) -> str:
-    """Markdown: every learning path (level paths first), each with its pages in order."""
+def marker_blocks(curriculum: Curriculum, rel: str, text: str, href: Href) -> dict[str, str]:
+    """The lists for the markers page ``rel`` has (its Markdown is ``text``), by marker.
+
+    A path's index page gets its table even without the marker: the plugin adds the marker
+    under a heading of its own at the end of the page.
+    """
+    page = curriculum.pages.get(rel)
+    lang = page.lang if page is not None else None
+    blocks = {}
+    if PATHS_MARKER in text:
+        blocks[PATHS_MARKER] = paths_list(curriculum, href, lang)
+    if LEVELS_MARKER in text:
+        blocks[LEVELS_MARKER] = levels_list(curriculum, rel, href, lang)
+    if page is not None and page.index_of and page.index_of in curriculum.paths:
+        path = curriculum.paths[page.index_of]
+        blocks[PATH_PAGES_MARKER] = path_pages_table(curriculum, path, href, lang)
+    return blocks
+
+
+def fill_markers(html: str, blocks: dict[str, str]) -> str:
+    """The page's HTML with each marker (an HTML comment Markdown kept) replaced by its list."""
+    for marker, block in blocks.items():
+        if marker in html:
+            html = html.replace(f"<p>{marker}</p>", block).replace(marker, block)
+    return html
+
+
+def paths_list(curriculum: Curriculum, href: Href, lang: str | None) -> str:
+    """Every learning path (level paths first), each with its pages in order."""
     w = words(lang)
-    blocks = []
+    items = []
     for path in curriculum.ordered_paths():
         kind = level_name(path.name, lang) if path.is_level else w["problem"]
-        head = link(path.title, path.index, from_rel) if path.index else path.title
-        lines = [f"- **{head}** ({kind}, {len(path.pages)} {w['pages']})"]
-        for number, rel in enumerate(path.pages, 1):
-            lines.append(f"    {number}. {link(curriculum.pages[rel].title, rel, from_rel)}")
-        blocks.append("\n".join(lines))
-    return "\n".join(blocks) + "\n" if blocks else ""
+        head = html_link(path.title, path.index, href) if path.index else _text(path.title)
+        item = f"<li><strong>{head}</strong> ({_text(kind)}, {len(path.pages)} {_text(w['pages'])})"
+        if path.pages:
+            pages = "\n".join(
+                f"<li>{html_link(curriculum.pages[rel].title, rel, href)}</li>"
+                for rel in path.pages
+            )
+            item += f"<ol>\n{pages}\n</ol>\n"
+        items.append(item + "</li>")
+    return "<ul>\n" + "\n".join(items) + "\n</ul>" if items else ""
 
 
-def levels_list(curriculum: Curriculum, from_rel: str, lang: str | None) -> str:
-    """Markdown: every page grouped by level, in reading order, with its status."""
+def levels_list(curriculum: Curriculum, from_rel: str, href: Href, lang: str | None) -> str:
+    """Every page but ``from_rel``, grouped by level, in reading order, with its status."""
     w = words(lang)
     parts = []
     for level, pages in curriculum.by_level().items():
@@ -187,64 +212,88 @@ def levels_list(curriculum: Curriculum, from_rel: str, lang: str | None) -> str:
         if not pages:
             continue
         title = level_name(level, lang) if level else w["other"]
-        lines = [f"**{title}**", ""]
+        items = []
         for page in pages:
             status = (
-                f" ({_status_word(page.status, lang)})" if page.status in BANNER_STATUSES else ""
+                f" ({_text(_status_word(page.status, lang))})"
+                if page.status in BANNER_STATUSES
+                else ""
             )
-            lines.append(f"- {link(page.title, page.rel, from_rel)}{status}")
-        parts.append("\n".join(lines))
-    return "\n\n".join(parts) + "\n" if parts else ""
+            items.append(f"<li>{html_link(page.title, page.rel, href)}{status}</li>")
+        parts.append(
+            f"<p><strong>{_text(title)}</strong></p>\n<ul>\n" + "\n".join(items) + "\n</ul>"
+        )
+    return "\n".join(parts)
 
 
 def path_pages_table(
-    curriculum: Curriculum, path: LearningPath, from_rel: str, lang: str | None
+    curriculum: Curriculum, path: LearningPath, href: Href, lang: str | None
 ) -> str:
-    """Markdown: a path's pages in reading order, with level, status and prerequisites."""
+    """A path's pages in reading order, with level, status and prerequisites."""
     w = words(lang)
     if not path.pages:
-        return w["no-pages"] + "\n"
-    lines = [
-        f"| # | {w['page']} | {w['level']} | {w['status']} | {w['prerequisites']} |",
-        "|---|---|---|---|---|",
-    ]
+        return f"<p>{_text(w['no-pages'])}</p>"
+    headings = ("#", w["page"], w["level"], w["status"], w["prerequisites"])
+    rows = ["<tr>\n" + "\n".join(f"<th>{_text(h)}</th>" for h in headings) + "\n</tr>"]
+    body = []
     for number, rel in enumerate(path.pages, 1):
         page = curriculum.pages[rel]
         prerequisites = ", ".join(
-            link(dep.title, dep.rel, from_rel) for dep in curriculum.prerequisites(rel)
+            html_link(dep.title, dep.rel, href) for dep in curriculum.prerequisites(rel)
         )
-        lines.append(
-            f"| {number} | {link(page.title, rel, from_rel)} | {level_name(page.level, lang)} "
-            f"| {_status_word(page.status, lang)} | {prerequisites} |"
+        cells = (
+            str(number),
+            html_link(page.title, rel, href),
+            _text(level_name(page.level, lang)),
+            _text(_status_word(page.status, lang)),
+            prerequisites,
         )
-    return "\n".join(lines) + "\n"
+        body.append("<tr>\n" + "\n".join(f"<td>{cell}</td>" for cell in cells) + "\n</tr>")
+    return (
+        "<table>\n<thead>\n"
+        + rows[0]
+        + "\n</thead>\n<tbody>\n"
+        + "\n".join(body)
+        + "\n</tbody>\n</table>"
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # Boxes on each page
+#
+# HTML in the form of the ``admonition`` extension's output, which the theme styles. The plugin
+# adds them to a page after it was indexed for search: they repeat other pages' titles, which
+# would make every page a search hit for its neighbours.
 
 
-def page_header(curriculum: Curriculum, rel: str) -> str:
-    """Markdown for the top of a page: status banner and prerequisites (may be empty)."""
+def page_header(curriculum: Curriculum, rel: str, href: Href) -> str:
+    """HTML for the top of a page: status banner and prerequisites (may be empty)."""
     page = curriculum.pages.get(rel)
     if page is None:
         return ""
     w = words(page.lang)
     blocks = []
     if page.status in BANNER_STATUSES:
-        blocks.append(f'!!! warning kb-status "{w[page.status]}"\n    {w[page.status + "-text"]}\n')
+        blocks.append(
+            _box("warning kb-status", w[page.status], f"<p>{_text(w[page.status + '-text'])}</p>")
+        )
     prerequisites = curriculum.prerequisites(rel)
     if prerequisites:
-        items = "\n".join(f"    - {link(dep.title, dep.rel, rel)}" for dep in prerequisites)
+        items = "\n".join(
+            f"<li>{html_link(dep.title, dep.rel, href)}</li>" for dep in prerequisites
+        )
         blocks.append(
-            f'!!! info kb-prerequisites "{w["prerequisites"]}"\n'
-            f"    {w['prerequisites-text']}\n\n{items}\n"
+            _box(
+                "info kb-prerequisites",
+                w["prerequisites"],
+                f"<p>{_text(w['prerequisites-text'])}</p>\n<ul>\n{items}\n</ul>",
+            )
         )
     return "\n".join(blocks)
 
 
-def page_footer(curriculum: Curriculum, rel: str) -> str:
-    """Markdown for the end of a page: its place in each of its paths, previous and next."""
+def page_footer(curriculum: Curriculum, rel: str, href: Href) -> str:
+    """HTML for the end of a page: its place in each of its paths, previous and next."""
     page = curriculum.pages.get(rel)
     if page is None:
         return ""
@@ -254,20 +303,38 @@ def page_footer(curriculum: Curriculum, rel: str) -> str:
         previous, following = curriculum.neighbours(path.name, rel)
         position = (path.position(rel) or 0) + 1
         title = f"{w['path']}: {path.title} ({position} {w['of']} {len(path.pages)})"
-        title = title.replace('"', "'")
         before = (
-            f"← {w['previous']}: {link(previous.title, previous.rel, rel)}"
+            f"← {_text(w['previous'])}: {html_link(previous.title, previous.rel, href)}"
             if previous
-            else f"← {w['start']}"
+            else f"← {_text(w['start'])}"
         )
         after = (
-            f"{w['next']}: {link(following.title, following.rel, rel)} →"
+            f"{_text(w['next'])}: {html_link(following.title, following.rel, href)} →"
             if following
-            else f"{w['end']} →"
+            else f"{_text(w['end'])} →"
         )
-        index = f"{link(path.title, path.index, rel)}  \n    " if path.index else ""
-        blocks.append(f'!!! abstract kb-path "{title}"\n    {index}{before} · {after}\n')
+        index = f"{html_link(path.title, path.index, href)}<br />\n" if path.index else ""
+        blocks.append(_box("abstract kb-path", title, f"<p>{index}{before} · {after}</p>"))
     return "\n".join(blocks)
+
+
+def html_link(title: str, target: str, href: Href) -> str:
+    """``<a>`` to page ``target`` titled ``title``; the bare title if the page is not built."""
+    url = href(target)
+    if url is None:
+        return _text(title)
+    return f'<a href="{html.escape(url)}">{_text(title)}</a>'
+
+
+def _box(kind: str, title: str, body: str) -> str:
+    return (
+        f'<div class="admonition {kind}">\n'
+        f'<p class="admonition-title">{_text(title)}</p>\n{body}\n</div>'
+    )
+
+
+def _text(text: str) -> str:
+    return html.escape(text, quote=False)
 
 
 def _status_word(status: str | None, lang: str | None) -> str:

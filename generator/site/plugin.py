@@ -1,33 +1,40 @@
 """The ``knowledge-base`` MkDocs plugin: verify before build, pinned code links, learning paths.
 
-One `Verifier` per MkDocs process (``mkdocs serve`` rebuilds reuse it and its open clones). Per
-build, in ``on_files``:
+One `Verifier` per MkDocs process (``mkdocs serve`` rebuilds reuse it and its open clones).
 
-1. every page is verified with the same core as ``scripts/verify_code_refs.py``; the learning
-   paths are computed (`generator.paths`), and the site checks run (`pagechecks`). Findings are
-   logged in the verifier's text format (``docs/x.md:12:7: error[check] message``): warnings
-   through MkDocs' logger, so ``--strict`` fails on them; errors fail every ``mkdocs build``,
-   strict or not, because a page with an error must not be published. ``mkdocs serve`` logs
-   errors and keeps serving, so the writer can see the page they are fixing;
-2. the nav is computed from frontmatter (unless mkdocs.yml has a hand-written ``nav:``);
-   archived pages leave it;
-3. Mermaid is copied into the site from where the set-up installed it (`make mermaid`), so no
-   page requests anything from a CDN, and one page per tag is generated for the tags plugin;
-4. in a governed knowledge base (``specs/``), the spec board (`generator.board`) becomes the
-   generated page ``board.md``, computed from this build's report and curriculum.
+The verification (`Verification`) starts in ``on_pre_build``, before MkDocs cleans the site
+directory: every page is verified with the same core as ``scripts/verify_code_refs.py``, the
+code links of each page are planned, the learning-path checks (`generator.paths`) and the site
+checks (`pagechecks`) run, and in a governed knowledge base (``specs/``) the spec board
+(`generator.board`) is computed from that report and curriculum. A one-off ``mkdocs build``
+runs it in a forked child process (`background`), beside MkDocs' own reading of the pages;
+``on_files`` starts it again if the pages MkDocs and the other plugins settled on differ. Its
+findings are logged in ``on_env``, once MkDocs has read every page and before anything is
+written, in the verifier's text format (``docs/x.md:12:7: error[check] message``): warnings
+through MkDocs' logger, so ``--strict`` fails on them; errors fail every ``mkdocs build``,
+strict or not, because a page with an error must not be published. ``mkdocs serve`` logs errors
+and keeps serving, so the writer can see the page they are fixing.
+
+In ``on_files``: the nav is computed from frontmatter (unless mkdocs.yml has a hand-written
+``nav:``), archived pages leave it; Mermaid is copied into the site from where the set-up
+installed it (`make mermaid`), so no page requests anything from a CDN; one page per tag is
+generated for the tags plugin, and ``board.md`` for the board.
 
 Per page, in ``on_page_markdown``: code references are marked for links to the pinned upstream
-lines (`codelinks`), made in ``on_page_content``, and the generated lists, banner,
-prerequisites and path navigation are added (`navigation`). The Markdown sources are never
-written.
+lines (`codelinks`). In ``on_page_content`` the marks are taken out of the HTML, which the
+search plugin then indexes; after it, in ``on_page_context``, the links are made, the generated
+lists filled in at their markers, and the banner, prerequisites and path navigation added
+(`Additions`, `navigation`). The Markdown sources are never written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import posixpath
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,8 +44,9 @@ from mkdocs.config.base import Config
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
-from mkdocs.structure.files import File, Files, InclusionLevel
+from mkdocs.structure.files import File, Files, InclusionLevel, get_files
 from mkdocs.structure.pages import Page as MkDocsPage
+from mkdocs.utils.templates import TemplateContext
 
 from generator.extract import scan
 from generator.manifest import ConfigError, Manifest, load_manifest
@@ -46,16 +54,21 @@ from generator.model import Finding, ResolvedRef, Severity
 from generator.pages import Page, parse_page
 from generator.paths import Curriculum, build_curriculum
 from generator.site import navigation
+from generator.site.background import Background, BackgroundFailed
 from generator.site.codelinks import (
     PLACEHOLDERS,
     CodeLink,
+    LinkSpan,
     mark_links,
     pattern_problem,
     plan_links,
-    unmark_links,
+    relocate_spans,
+    strip_marks,
+    wrap_links,
 )
 from generator.site.pagechecks import frontmatter_missing, mermaid_findings
 from generator.slugs import github_slug
+from generator.specs import is_governed, load_governance
 from generator.verify import PageFile, Report, Verifier
 
 log = logging.getLogger("mkdocs.plugins.knowledge_base")
@@ -87,15 +100,133 @@ class KnowledgeBaseConfig(Config):
 class BuildState:
     """What one build learned in ``on_files`` and uses for every page."""
 
-    report: Report = field(default_factory=Report)
-    refs_by_page: dict[str, list[ResolvedRef]] = field(default_factory=dict)
     pages: dict[str, Page] = field(default_factory=dict)
     curriculum: Curriculum | None = None
-    findings: list[Finding] = field(default_factory=list)
     board: str | None = None
     """The generated board page's path (``board.md``), when there is one."""
     links: dict[str, list[CodeLink]] = field(default_factory=dict)
-    """Code links marked in a page's Markdown, made in its HTML (``on_page_content``)."""
+    """Code links marked in a page's Markdown, found in its HTML (``on_page_content``)."""
+    generated: dict[str, Generated] = field(default_factory=dict)
+    """Each page's lists and boxes, made in ``on_files`` while the verification runs."""
+    additions: dict[str, Additions] = field(default_factory=dict)
+    """What a page gets once it is indexed for search (``on_page_context``)."""
+
+
+@dataclass
+class Generated:
+    """A page's generated lists (by marker) and boxes, in HTML."""
+
+    blocks: dict[str, str]
+    header: str
+    footer: str
+
+
+@dataclass(frozen=True)
+class VerificationInput:
+    """What a verification was started for: if MkDocs' files differ, it is started again."""
+
+    docs_dir: Path
+    prefix: str
+    page_files: tuple[PageFile, ...]
+    board: bool
+    """Whether the build generates the spec board (from this verification)."""
+    language: str | None
+    """The theme's language, for the board's title."""
+
+
+@dataclass(frozen=True)
+class PlannedLinks:
+    """The code links of one page, planned on its whole text (frontmatter included)."""
+
+    rel: str
+    text_length: int
+    links: list[CodeLink]
+
+
+@dataclass
+class Outcome:
+    """What the verification found: logged (and failing the build) before anything is written."""
+
+    pages: int = 0
+    refs: int = 0
+    links: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    board: str | None = None
+    """The board page's Markdown, when the build generates it."""
+
+
+class Verification:
+    """One build's verification, running beside MkDocs' reading of the pages (`Background`).
+
+    It yields each page's planned code links, in MkDocs' page order, as soon as every page is
+    verified (a link is only made to a reference without an error), then the `Outcome`. The
+    pages ask for their links as MkDocs reads them; the outcome is needed by ``on_env``.
+    """
+
+    def __init__(self, source: VerificationInput, items: Background[PlannedLinks | Outcome]):
+        self.source = source
+        self._items = items
+        self._links: dict[str, PlannedLinks] = {}
+        self._outcome: Outcome | None = None
+
+    def links(self, rel: str) -> PlannedLinks | None:
+        while rel not in self._links and self._outcome is None:
+            self._take()
+        return self._links.pop(rel, None)
+
+    def outcome(self) -> Outcome:
+        while self._outcome is None:
+            self._take()
+        return self._outcome
+
+    def close(self) -> None:
+        self._items.close()
+
+    def _take(self) -> None:
+        try:
+            item = next(self._items)
+        except StopIteration:
+            raise PluginError("knowledge-base: the verification ended without a result") from None
+        except BackgroundFailed as error:
+            raise PluginError(f"knowledge-base: the verification failed: {error}") from None
+        if isinstance(item, Outcome):
+            self._outcome = item
+        else:
+            self._links[item.rel] = item
+
+
+@dataclass
+class Additions:
+    """What a page gets after the search plugin indexed it: code links, lists and boxes.
+
+    None of it belongs in the index: the links' text is there either way (the index keeps text,
+    not tags), and the lists and boxes repeat other pages' titles, which would make a page a
+    search hit for every page it lists. Added afterwards, they also cost the index's HTML parser
+    nothing, which on large sites was a good part of what they cost.
+    """
+
+    html: str
+    """The page's HTML as ``on_page_content`` left it; the spans are offsets into it."""
+    spans: list[LinkSpan]
+    generated: Generated
+
+    def apply(self, html: str) -> str:
+        spans = self.spans
+        if spans and html != self.html:
+            # Another plugin edited the page in between (a tags listing, say).
+            spans = relocate_spans(spans, self.html, html)
+        html = navigation.fill_markers(wrap_links(html, spans), self.generated.blocks)
+        header, footer = self.generated.header, self.generated.footer
+        if header:
+            title = _HTML_TITLE.match(html)
+            cut = title.end() if title else 0
+            html = f"{html[:cut]}{header}\n{html[cut:]}"
+        if footer:
+            html = f"{html.rstrip()}\n{footer}"
+        return html
+
+
+_HTML_TITLE = re.compile(r"\A\s*<h1\b[^>]*>.*?</h1>\n?", re.DOTALL)
 
 
 class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
@@ -105,6 +236,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         self.command = "build"
         self.verifier: Verifier | None = None
         self._manifest_key: tuple[Path, float] | None = None
+        self.verification: Verification | None = None
         self.state = BuildState()
         self.root = Path.cwd()
 
@@ -114,9 +246,13 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         self.command = command
 
     def on_shutdown(self) -> None:
+        self._stop_verification()
         if self.verifier is not None:
             self.verifier.close()
             self.verifier = None
+
+    def on_build_error(self, *, error: Exception) -> None:
+        self._stop_verification()
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         self.root = Path(config.config_file_path or "mkdocs.yml").resolve().parent
@@ -128,53 +264,120 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             config.extra_javascript.insert(0, MERMAID_SITE_PATH)
         return config
 
-    # -- files: verification, curriculum, nav, generated files
+    # -- verification, beside MkDocs' own work
 
-    @event_priority(-50)  # after other plugins added or removed files
-    def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
-        self.state = BuildState()
+    def on_pre_build(self, *, config: MkDocsConfig) -> None:
+        """Start verifying the pages MkDocs is about to find, while it cleans the site directory.
+
+        ``on_files`` checks that MkDocs (and the other plugins) ended up with the same pages, and
+        starts again if not.
+        """
+        self._stop_verification()
+        if self.config.verify or self.config.code_links:
+            # MkDocs walks the docs again right after and says what it has to say then.
+            with _silenced(logging.getLogger("mkdocs.structure.files")):
+                files = get_files(config)
+            self.verification = self._start_verification(self._verification_input(files, config))
+
+    def _verification_input(self, files: Files, config: MkDocsConfig) -> VerificationInput:
         docs_dir = Path(config.docs_dir).resolve()
         prefix = _display_prefix(docs_dir, self.root)
-        sources = [
-            file
-            for file in files.documentation_pages()
-            if not file.generated_by and file.abs_src_path
-        ]
-        page_files = [
+        page_files = tuple(
             PageFile(Path(f.abs_src_path), f"{prefix}{f.src_uri}", f.src_uri)  # type: ignore[arg-type]
-            for f in sources
-        ]
-        findings: list[Finding] = []
-        verifier: Verifier | None = None
-        if self.config.verify or self.config.code_links:
-            verifier = self._verifier(docs_dir)
-            report = verifier.verify(page_files)
-            self.state.report = report
+            for f in files.documentation_pages()
+            if not f.generated_by and f.abs_src_path
+        )
+        verifier = (
+            self._verifier(docs_dir) if self.config.verify or self.config.code_links else None
+        )
+        root = verifier.manifest.root if verifier is not None else self.root
+        board = (
+            self.config.board and files.get_file_from_path(BOARD_PAGE) is None and is_governed(root)
+        )
+        return VerificationInput(docs_dir, prefix, page_files, board, config.theme.get("language"))
+
+    def _start_verification(self, source: VerificationInput) -> Verification:
+        verifier = self.verifier if self.config.verify or self.config.code_links else None
+        # Only a one-off build runs it in a child process: `mkdocs serve` keeps the verifier
+        # (and its open clones and read blobs) in this process from one rebuild to the next.
+        fork = verifier is not None and self.command == "build"
+        items = Background(lambda: self._verify(source, verifier), fork=fork)
+        log.debug(
+            "knowledge-base: verifying %s",
+            "in a child process" if items.forked else "in this process",
+        )
+        return Verification(source, items)
+
+    def _stop_verification(self) -> None:
+        if self.verification is not None:
+            self.verification.close()
+            self.verification = None
+
+    def _verify(
+        self, source: VerificationInput, verifier: Verifier | None
+    ) -> Iterator[PlannedLinks | Outcome]:
+        """Verify the pages and plan their code links; the findings and board come last."""
+        page_files = list(source.page_files)
+        report = verifier.verify(page_files) if verifier is not None else Report()
+        pages = _read_pages(page_files, verifier)
+        if self.config.code_links and verifier is not None:
+            refs_by_page: dict[str, list[ResolvedRef]] = {}
             for resolved in report.refs:
-                self.state.refs_by_page.setdefault(resolved.ref.page, []).append(resolved)
-            if self.config.verify:
-                findings.extend(report.findings)
-        self.state.pages = _read_pages(page_files, verifier)
-        curriculum = build_curriculum(list(self.state.pages.values()))
-        self.state.curriculum = curriculum
+                refs_by_page.setdefault(resolved.ref.page, []).append(resolved)
+            upstreams = verifier.manifest.upstreams
+            for page in pages.values():
+                refs = refs_by_page.get(page.display)
+                links = (
+                    plan_links(scan(page.text, page.body_start), refs, upstreams)
+                    if refs and page.text is not None
+                    else []
+                )
+                yield PlannedLinks(page.rel, len(page.text or ""), links)
+        findings: list[Finding] = []
+        curriculum = build_curriculum(list(pages.values()))
         if self.config.verify:
+            findings.extend(report.findings)
             findings.extend(curriculum.findings)
-            for page in self.state.pages.values():
+            for page in pages.values():
                 missing = frontmatter_missing(page)
                 if missing is not None:
                     findings.append(missing)
                 findings.extend(mermaid_findings(page))
-        self.state.findings = _unique_sorted(
-            f for f in findings if f.check not in set(self.config.ignore)
-        )
+        ignored = set(self.config.ignore)
+        findings = _unique_sorted(f for f in findings if f.check not in ignored)
+        outcome = Outcome(report.pages, len(report.refs), report.links, findings)
+        if source.board:
+            outcome.board = self._board_markdown(
+                source, report, pages, curriculum, outcome, verifier
+            )
+        yield outcome
 
+    # -- files: curriculum, nav, generated files
+
+    @event_priority(-50)  # after other plugins added or removed files
+    def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
+        self.state = BuildState()
+        source = self._verification_input(files, config)
+        if self.verification is None or self.verification.source != source:
+            self._stop_verification()
+            self.verification = self._start_verification(source)
+        self.state.pages = _read_pages(list(source.page_files), None)
+        curriculum = build_curriculum(list(self.state.pages.values()))
+        self.state.curriculum = curriculum
+
+        sources = [f for f in files.documentation_pages() if not f.generated_by and f.abs_src_path]
         for file in sources:
             info = curriculum.pages.get(file.src_uri)
             if info is not None and info.archived:
                 file.inclusion = InclusionLevel.NOT_IN_NAV
         tag_pages = self._tag_pages(files, config) if self.config.tags else []
-        if self.config.board:
-            self.state.board = self._add_board(files, config, prefix)
+        if source.board:
+            # Its Markdown comes from the verification, before MkDocs reads it (on_pre_page).
+            board = File.generated(config, BOARD_PAGE, content="")
+            if config.nav is not None:
+                board.inclusion = InclusionLevel.NOT_IN_NAV
+            files.append(board)
+            self.state.board = BOARD_PAGE
         self._add_mermaid(files, config)
         if self.config.navigation and config.nav is None:
             rels = [f.src_uri for f in sources if f.inclusion.is_in_nav()]
@@ -188,13 +391,48 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                 extra=extra,
                 lang=config.theme.get("language"),
             )
-        self._report(self.state.findings)
+        if self.config.navigation:
+            # Made now, while the verification runs, rather than while MkDocs reads the pages.
+            self.state.generated = self._generated(files, curriculum)
         if self.command == "build":
-            # What on_files read (pages, layouts, references) lives until the build ends; keep
-            # the collector from walking it again on every full collection of a long build.
+            # What on_files read (pages, curriculum) lives until the build ends; keep the
+            # collector from walking it again on every full collection of a long build.
             # One-off builds only: `mkdocs serve` rebuilds and must be able to free it.
             gc.freeze()
         return files
+
+    def _generated(self, files: Files, curriculum: Curriculum) -> dict[str, Generated]:
+        generated = {}
+        for rel, page in self.state.pages.items():
+            file = files.get_file_from_path(rel)
+            if file is None:
+                continue
+
+            def href(target: str, file: File = file) -> str | None:
+                linked = files.get_file_from_path(target)
+                return linked.url_relative_to(file) if linked is not None else None
+
+            generated[rel] = Generated(
+                navigation.marker_blocks(curriculum, rel, page.text or "", href),
+                navigation.page_header(curriculum, rel, href),
+                navigation.page_footer(curriculum, rel, href),
+            )
+        return generated
+
+    def on_pre_page(self, page: MkDocsPage, *, config: MkDocsConfig, files: Files) -> MkDocsPage:
+        board = self.state.board
+        if board is not None and page.file.src_uri == board and self.verification is not None:
+            page.file.content_string = self.verification.outcome().board or ""
+        return page
+
+    @event_priority(150)  # before other plugins' work: the build may stop here
+    def on_env(self, env: Any, *, config: MkDocsConfig, files: Files) -> Any:
+        """Log the findings, and fail the build on an error, before a page is written."""
+        if self.verification is not None:
+            outcome = self.verification.outcome()
+            self._stop_verification()
+            self._report(outcome)
+        return env
 
     def _verifier(self, docs_dir: Path) -> Verifier:
         manifest_path = (self.root / self.config.manifest).resolve()
@@ -225,19 +463,18 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             self._manifest_key = key
         return self.verifier
 
-    def _report(self, findings: list[Finding]) -> None:
-        for finding in findings:
+    def _report(self, outcome: Outcome) -> None:
+        for finding in outcome.findings:
             level = logging.ERROR if finding.severity is Severity.ERROR else logging.WARNING
             log.log(level, format_finding(finding))
-        errors = sum(1 for f in findings if f.severity is Severity.ERROR)
-        warnings = len(findings) - errors
-        report = self.state.report
+        errors = sum(1 for f in outcome.findings if f.severity is Severity.ERROR)
+        warnings = len(outcome.findings) - errors
         log.info(
             "knowledge-base: checked %d pages, %d code references and %d links: "
             "%d errors, %d warnings",
-            report.pages,
-            len(report.refs),
-            report.links,
+            outcome.pages,
+            outcome.refs,
+            outcome.links,
             errors,
             warnings,
         )
@@ -269,47 +506,45 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             files.remove(existing)
         files.append(File.generated(config, MERMAID_SITE_PATH, abs_src_path=str(source)))
 
-    def _add_board(self, files: Files, config: MkDocsConfig, prefix: str) -> str | None:
+    def _board_markdown(
+        self,
+        source: VerificationInput,
+        report: Report,
+        pages: dict[str, Page],
+        curriculum: Curriculum,
+        outcome: Outcome,
+        verifier: Verifier | None,
+    ) -> str:
         """``board.md``: the spec board, from the report and curriculum this build computed.
 
         Nothing is verified again: the references' health and the findings come from this
         build's report, the learning paths from its curriculum.
         """
         from generator.board import build_board, format_board_markdown
-        from generator.specs import is_governed, load_governance
 
-        root = self.verifier.manifest.root if self.verifier is not None else self.root
-        if not is_governed(root) or files.get_file_from_path(BOARD_PAGE) is not None:
-            return None
+        manifest = verifier.manifest if verifier is not None else None
         governance = load_governance(
-            root,
-            Path(config.docs_dir).resolve(),
-            list(self.state.pages.values()),
-            prefix,
+            manifest.root if manifest is not None else self.root,
+            source.docs_dir,
+            list(pages.values()),
+            source.prefix,
             walk=False,
-            curriculum=self.state.curriculum,
+            curriculum=curriculum,
             findings=False,
         )
-        manifest = self.verifier.manifest if self.verifier is not None else None
-        board = build_board(governance, self.state.report, manifest)
-        report = self.state.report
-        errors = sum(1 for f in self.state.findings if f.severity is Severity.ERROR)
+        board = build_board(governance, report, manifest)
+        errors = sum(1 for f in outcome.findings if f.severity is Severity.ERROR)
         intro = (
             f"Computed by this build from its own verification: {report.pages} pages, "
             f"{len(report.refs)} code references and {report.links} links checked, "
-            f"{errors} errors and {len(self.state.findings) - errors} warnings. "
+            f"{errors} errors and {len(outcome.findings) - errors} warnings. "
             "The acceptance criteria are measured, never ticked by hand "
             "(`python -m generator specs board` prints the same board)."
         )
-        title = navigation.words(config.theme.get("language"))["board"]
-        content = f"---\ntitle: {title}\nkind: board\n---\n\n" + format_board_markdown(
+        title = navigation.words(source.language)["board"]
+        return f"---\ntitle: {title}\nkind: board\n---\n\n" + format_board_markdown(
             board, intro=intro
         ).replace("# Spec board", f"# {title}", 1)
-        page = File.generated(config, BOARD_PAGE, content=content)
-        if config.nav is not None:
-            page.inclusion = InclusionLevel.NOT_IN_NAV
-        files.append(page)
-        return BOARD_PAGE
 
     def _tag_pages(self, files: Files, config: MkDocsConfig) -> list[str]:
         """``tags/index.md`` listing every tag, and ``tags/<slug>.md`` per tag (not in the nav).
@@ -370,61 +605,61 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         return markdown
 
     def _link_code(self, markdown: str, source: Page) -> str:
-        refs = self.state.refs_by_page.get(source.display)
-        if not refs or self.verifier is None:
+        planned = self.verification.links(source.rel) if self.verification is not None else None
+        if planned is None or not planned.links:
             return markdown
         text = source.text or ""
-        if not text.endswith(markdown):
+        if len(text) != planned.text_length or not text.endswith(markdown):
             log.debug("%s: rendered text differs from the source; code refs not linked", source.rel)
             return markdown
-        line_offset = text.count("\n", 0, len(text) - len(markdown))
-        links = plan_links(scan(markdown), refs, self.verifier.manifest.upstreams, line_offset)
+        # The links were planned on the whole page; MkDocs hands over what follows the
+        # frontmatter.
+        cut = len(text) - len(markdown)
+        links = [
+            CodeLink(link.start - cut, link.end - cut, link.url, link.title)
+            for link in planned.links
+            if link.start >= cut
+        ]
         marked, self.state.links[source.rel] = mark_links(markdown, links)
         return marked
 
     def on_page_content(
         self, html: str, *, page: MkDocsPage, config: MkDocsConfig, files: Files
     ) -> str:
-        links = self.state.links.pop(page.file.src_uri, None)
-        return unmark_links(html, links) if links else html
+        rel = page.file.src_uri
+        links = self.state.links.pop(rel, None)
+        html, spans = strip_marks(html, links) if links else (html, [])
+        generated = self.state.generated.pop(rel, None) or Generated({}, "", "")
+        if spans or generated.blocks or generated.header or generated.footer:
+            self.state.additions[rel] = Additions(html, spans, generated)
+        return html
+
+    @event_priority(-100)  # after the search plugin indexed the page
+    def on_page_context(
+        self, context: TemplateContext, *, page: MkDocsPage, config: MkDocsConfig, nav: Any
+    ) -> TemplateContext:
+        additions = self.state.additions.pop(page.file.src_uri, None)
+        if additions is not None and page.content is not None:
+            page.content = additions.apply(page.content)
+        return context
 
 
 def decorate(markdown: str, rel: str, curriculum: Curriculum) -> str:
-    """The page with its generated lists, banner, prerequisites and path navigation."""
+    """The page with a section for its path's pages if it is a path's index and has no marker.
+
+    The generated lists themselves are filled into the HTML (`navigation.fill_markers`), and the
+    boxes added after it was indexed for search (`Additions`).
+    """
     info = curriculum.pages.get(rel)
-    lang = info.lang if info is not None else None
-    if navigation.PATHS_MARKER in markdown:
-        markdown = markdown.replace(
-            navigation.PATHS_MARKER, navigation.paths_list(curriculum, rel, lang)
-        )
-    if navigation.LEVELS_MARKER in markdown:
-        markdown = markdown.replace(
-            navigation.LEVELS_MARKER, navigation.levels_list(curriculum, rel, lang)
-        )
-    if info is not None and info.index_of and info.index_of in curriculum.paths:
-        table = navigation.path_pages_table(curriculum, curriculum.paths[info.index_of], rel, lang)
-        if navigation.PATH_PAGES_MARKER in markdown:
-            markdown = markdown.replace(navigation.PATH_PAGES_MARKER, table)
-        else:
-            heading = navigation.words(lang)["pages-in-path"]
-            markdown = markdown.rstrip("\n") + f"\n\n## {heading}\n\n{table}"
-    header = navigation.page_header(curriculum, rel)
-    footer = navigation.page_footer(curriculum, rel)
-    if header:
-        markdown = _after_title(markdown, header)
-    if footer:
-        markdown = markdown.rstrip("\n") + "\n\n" + footer
+    if (
+        info is not None
+        and info.index_of
+        and info.index_of in curriculum.paths
+        and navigation.PATH_PAGES_MARKER not in markdown
+    ):
+        heading = navigation.words(info.lang)["pages-in-path"]
+        markdown = markdown.rstrip("\n") + f"\n\n## {heading}\n\n{navigation.PATH_PAGES_MARKER}\n"
     return markdown
-
-
-_TITLE = re.compile(r"\A(?:[ \t]*\r?\n)*#[ \t]+[^\n]*\n")
-
-
-def _after_title(markdown: str, block: str) -> str:
-    """Insert ``block`` right after the page's leading ``# Title``, or at the top."""
-    match = _TITLE.match(markdown)
-    cut = match.end() if match else 0
-    return markdown[:cut] + "\n" + block + "\n" + markdown[cut:]
 
 
 def format_finding(finding: Finding) -> str:
@@ -453,6 +688,16 @@ def _read_pages(page_files: list[PageFile], verifier: Verifier | None) -> dict[s
             )
         pages[page.rel] = page
     return pages
+
+
+@contextlib.contextmanager
+def _silenced(logger: logging.Logger) -> Iterator[None]:
+    disabled = logger.disabled
+    logger.disabled = True
+    try:
+        yield
+    finally:
+        logger.disabled = disabled
 
 
 def _unique_sorted(findings: Any) -> list[Finding]:

@@ -3,23 +3,31 @@
 Blobs are read at a commit through git's object database, never from a working tree, so a dirty
 checkout cannot change a verdict and no path outside the repository can ever be opened: a path is
 only read if it is an entry of the commit's tree. One ``git ls-tree`` per commit lists the tree;
-blobs come through GitPython's persistent ``git cat-file --batch`` process, so no process is
-spawned per reference, and each blob is read at most once per run.
+commits and blobs come through one persistent ``git cat-file --batch`` process, so no process is
+spawned per reference, and each blob is read at most once per run. GitPython (slow to import) is
+loaded only for callers that ask for `GitStore.repo`.
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import logging
 import re
+import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import accumulate
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import git
+if TYPE_CHECKING:
+    import git
 
 log = logging.getLogger(__name__)
 
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
 _SAFE_REVISION = re.compile(r"^[^\s\x00-\x1f\x7f~^:?*\[\\]+$")
 _BINARY_PROBE = 8000  # git's own heuristic: a NUL byte in the first 8000 bytes
 
@@ -56,7 +64,14 @@ class BlobText:
         lines = text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
+        if "\r" not in text:
+            return lines
         return [line.removesuffix("\r") for line in lines]
+
+    @cached_property
+    def line_tuple(self) -> tuple[str, ...]:
+        """`lines` as a tuple, for caches keyed by a file's lines."""
+        return tuple(self.lines)
 
     @property
     def line_count(self) -> int:
@@ -64,11 +79,10 @@ class BlobText:
 
     @cached_property
     def _line_offsets(self) -> list[int]:
-        offsets, total = [], 0
-        for line in self.lines:
-            offsets.append(total)
-            total += len(line) + 1
-        return offsets
+        """Where each line starts in the lines joined by newlines (summed lengths, all in C)."""
+        if not self.lines:
+            return []
+        return list(accumulate(map((1).__add__, map(len, self.lines[:-1])), initial=0))
 
     @cached_property
     def _triple_quoted(self) -> tuple[list[int], list[int]]:
@@ -143,15 +157,80 @@ def _in_comment(line: str, column: int) -> bool:
     return False
 
 
+_BATCH = 256
+"""Object names per batch of requests to git cat-file: 256 SHAs and newlines take 10.5 KB."""
+
+
+class _CatFile:
+    """A persistent ``git cat-file --batch``: one process answers every object request."""
+
+    def __init__(self, path: Path) -> None:
+        self._process = subprocess.Popen(
+            ["git", "cat-file", "--batch"],
+            cwd=path,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def read(self, name: str) -> tuple[str, str, bytes] | None:
+        """(SHA, type, content) of the object ``name`` means, or None if git cannot resolve it."""
+        return self.read_many([name])[0]
+
+    def read_many(self, names: list[str]) -> list[tuple[str, str, bytes] | None]:
+        """`read` of each of ``names``: all the requests, then all the answers, so that git
+        answers them in one go rather than waking up once per object."""
+        stdin, stdout = self._process.stdin, self._process.stdout
+        assert stdin is not None and stdout is not None
+        found: list[tuple[str, str, bytes] | None] = []
+        # Requests go in batches that fit a pipe's buffer (16 KiB at the least): while this
+        # process writes, git may be blocked writing answers that nobody reads yet.
+        for first in range(0, len(names), _BATCH):
+            batch = names[first : first + _BATCH]
+            try:
+                stdin.write(b"".join(n.encode("utf-8", "surrogateescape") + b"\n" for n in batch))
+                stdin.flush()
+            except BrokenPipeError:
+                raise RepositoryUnavailable("git cat-file stopped answering") from None
+            for _ in batch:
+                header = stdout.readline().split()
+                if len(header) != 3:  # "<name> missing" or "<name> ambiguous"
+                    if not header:
+                        raise RepositoryUnavailable("git cat-file stopped answering")
+                    found.append(None)
+                    continue
+                sha, kind, size = header
+                data = stdout.read(int(size) + 1)  # the content, then a newline
+                if len(data) != int(size) + 1:
+                    raise RepositoryUnavailable("git cat-file stopped answering")
+                found.append((sha.decode(), kind.decode(), data[:-1]))
+        return found
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):  # it may be gone already
+            if self._process.stdin is not None:
+                self._process.stdin.close()
+        self._process.wait()
+        if self._process.stdout is not None:
+            self._process.stdout.close()
+
+
+def _is_repository(path: Path) -> bool:
+    """A working tree with ``.git`` (a directory, or a file pointing to one) or a bare repository;
+    parent directories are not searched, so a clone missing inside another repository is missing."""
+    if (path / ".git").exists():
+        return True
+    return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
 class GitStore:
     """One clone: commits, trees and blobs, each looked up once and cached."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        try:
-            self.repo = git.Repo(path)
-        except (git.NoSuchPathError, git.InvalidGitRepositoryError) as error:
-            raise RepositoryUnavailable(f"{path} is not a git repository") from error
+        if not path.is_dir() or not _is_repository(path):
+            raise RepositoryUnavailable(f"{path} is not a git repository")
+        self._cat_file: _CatFile | None = None
         self._commits: dict[str, str | None] = {}
         self._trees: dict[str, dict[str, TreeEntry]] = {}
         self._directories: dict[str, frozenset[str]] = {}
@@ -160,8 +239,29 @@ class GitStore:
         self.blob_reads = 0
         """How many blobs were read from the object database (each at most once)."""
 
+    @cached_property
+    def repo(self) -> git.Repo:
+        """The clone as a GitPython repository, for callers that run other git commands."""
+        import git
+
+        return git.Repo(self.path)
+
     def close(self) -> None:
-        self.repo.close()
+        if self._cat_file is not None:
+            self._cat_file.close()
+            self._cat_file = None
+        if "repo" in self.__dict__:
+            self.repo.close()
+
+    def _objects(self) -> _CatFile:
+        if self._cat_file is None:
+            self._cat_file = _CatFile(self.path)
+        return self._cat_file
+
+    def _git(self, *args: str) -> bytes | None:
+        """Output of one git command in the clone; None if it fails."""
+        result = subprocess.run(["git", *args], cwd=self.path, capture_output=True, check=False)
+        return result.stdout if result.returncode == 0 else None
 
     def resolve(self, revision: str) -> str | None:
         """Full SHA of the commit ``revision`` names (SHA, abbreviation, branch, tag), or None."""
@@ -170,17 +270,14 @@ class GitStore:
         sha: str | None = None
         if _SAFE_REVISION.match(revision) and not revision.startswith("-"):
             candidates = [revision]
-            if not re.fullmatch(r"[0-9a-f]{40}", revision):
+            if not _FULL_SHA.fullmatch(revision):
                 # The remote-tracking branch first: a clone's local branch is never updated.
                 candidates = [f"refs/remotes/origin/{revision}", revision, f"refs/tags/{revision}"]
             for candidate in candidates:
-                try:
-                    sha, _, _ = self.repo.git.get_object_header(f"{candidate}^{{commit}}")
+                found = self._objects().read(f"{candidate}^{{commit}}")
+                if found is not None:
+                    sha = found[0]
                     break
-                except (ValueError, git.GitCommandError):
-                    continue
-        if isinstance(sha, bytes):
-            sha = sha.decode()
         self._commits[revision] = sha
         return sha
 
@@ -188,9 +285,9 @@ class GitStore:
         """Every file of the commit (recursively), by repository-relative path."""
         entries = self._trees.get(commit)
         if entries is None:
-            output = self.repo.git.ls_tree(
-                "-r", "-z", "--full-tree", commit, stdout_as_string=False
-            )
+            output = self._git("ls-tree", "-r", "-z", "--full-tree", commit)
+            if output is None:
+                raise RepositoryUnavailable(f"git ls-tree {commit} failed in {self.path}")
             entries = {}
             for record in output.split(b"\x00"):
                 if not record:
@@ -216,10 +313,27 @@ class GitStore:
     def blob(self, sha: str) -> BlobText:
         text = self._blobs.get(sha)
         if text is None:
-            _, _, _, data = self.repo.git.get_object_data(sha)
+            found = self._objects().read(sha)
+            if found is None:
+                raise RepositoryUnavailable(f"blob {sha} is missing from {self.path}")
             self.blob_reads += 1
-            text = self._blobs[sha] = BlobText(data)
+            text = self._blobs[sha] = BlobText(found[2])
         return text
+
+    def read_ahead(self, shas: Iterable[str]) -> None:
+        """Read the blobs ``shas`` that were not read yet, in one exchange with git.
+
+        For a caller that knows which blobs `blob` will be asked for: it then gets them without
+        a round trip to git each. Only blobs that are certain to be needed belong here: each is
+        counted as read. A blob git does not have is left for `blob` to report.
+        """
+        wanted = [sha for sha in dict.fromkeys(shas) if sha not in self._blobs]
+        if not wanted:
+            return
+        for sha, found in zip(wanted, self._objects().read_many(wanted), strict=True):
+            if found is not None:
+                self.blob_reads += 1
+                self._blobs[sha] = BlobText(found[2])
 
     def renamed_to(self, path: str, commit: str) -> str | None:
         """Where ``path`` went if git recorded a rename before ``commit`` (following chains)."""
@@ -232,17 +346,12 @@ class GitStore:
         tree = self.tree(commit)
         current = path
         for _ in range(10):  # renames chain rarely; bound the walk anyway
-            try:
-                last = self.repo.git.log("-1", "--format=%H", commit, "--", current).strip()
-            except git.GitCommandError:
-                return None
+            found = self._git("log", "-1", "--format=%H", commit, "--", current)
+            last = found.decode().strip() if found is not None else ""
             if not last:
                 return None
-            try:
-                output = self.repo.git.diff(
-                    "-M", "--name-status", "-z", f"{last}^", last, stdout_as_string=False
-                )
-            except git.GitCommandError:
+            output = self._git("diff", "-M", "--name-status", "-z", f"{last}^", last)
+            if output is None:
                 return None
             fields = output.decode("utf-8", "surrogateescape").split("\x00")
             destination = None

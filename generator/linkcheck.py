@@ -24,6 +24,8 @@ class LinkChecker:
     def __init__(self, docs_root: Path, anchors_of: Callable[[str], set[str] | None]) -> None:
         self.docs_root = docs_root
         self._anchors_of = anchors_of
+        # What each target in the docs is, looked up once: pages link to the same few pages.
+        self._targets: dict[str, tuple[str, str | None]] = {}
 
     def check(self, link: Link, page_rel: str, page_source: Path) -> list[Finding]:
         if not link.target_path:
@@ -46,9 +48,8 @@ class LinkChecker:
                 ]
             return [self._finding(link, "link-missing", f"'{link.text}' does not exist")]
         target = "" if target == "." else target
-        path = self.docs_root / target
-        if path.is_dir():
-            index = next((name for name in _INDEX_NAMES if (path / name).is_file()), None)
+        kind, index = self._target(target)
+        if kind == "directory":
             if index is None:
                 return [
                     self._finding(
@@ -58,7 +59,7 @@ class LinkChecker:
                     )
                 ]
             target = posixpath.join(target, index) if target else index
-        elif not path.is_file():
+        elif kind != "file":
             return [
                 self._finding(
                     link, "link-missing", f"'{link.text}' does not exist", self._closest(target)
@@ -67,6 +68,20 @@ class LinkChecker:
         if link.fragment is not None and target.endswith(".md"):
             return self._check_anchor(link, target, page_rel)
         return []
+
+    def _target(self, target: str) -> tuple[str, str | None]:
+        """Whether ``target`` is a ``directory`` (with its index page, if any), a ``file`` or
+        ``missing``."""
+        known = self._targets.get(target)
+        if known is None:
+            path = self.docs_root / target
+            if path.is_dir():
+                index = next((name for name in _INDEX_NAMES if (path / name).is_file()), None)
+                known = ("directory", index)
+            else:
+                known = ("file" if path.is_file() else "missing", None)
+            self._targets[target] = known
+        return known
 
     def _check_anchor(self, link: Link, target: str, page_rel: str) -> list[Finding]:
         fragment = link.fragment or ""

@@ -21,6 +21,10 @@ class Severity(enum.Enum):
     def __str__(self) -> str:
         return self.value
 
+    # Members are unique objects, so identity hashing is right, and it runs in C: Enum's own
+    # __hash__ is Python code, called for every key of the verifier's caches.
+    __hash__ = object.__hash__
+
 
 @dataclass(frozen=True)
 class Upstream:
@@ -66,6 +70,8 @@ class RefForm(enum.Enum):
     """``/home/alice/slime/slime/actor.py:821``: a path from somebody's machine."""
     PERMALINK = "permalink"
     """``https://github.com/OWNER/REPO/blob/<rev>/path#L10-L20``."""
+
+    __hash__ = object.__hash__  # see Severity
 
 
 @dataclass(slots=True)

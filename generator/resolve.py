@@ -21,10 +21,12 @@ import functools
 import posixpath
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from generator.checks import severity_of
+from generator.extract.refs import RefRecord
 from generator.gitstore import BlobText, GitStore, RepositoryUnavailable, identifier_columns
 from generator.manifest import ConfigError, Manifest
 from generator.model import CodeRef, Finding, RefForm, ResolvedRef, Upstream
@@ -166,6 +168,15 @@ def _read_held_refs(held: Any, context: PageContext, manifest: Manifest, problem
         )
 
 
+class _DirectTarget(NamedTuple):
+    upstream: Upstream
+    commit: str
+    path: str
+    """Normalised path in the repository."""
+    sha: str
+    """The file's blob."""
+
+
 class Resolver:
     """Resolves and checks references for many pages, sharing clones, trees and blobs."""
 
@@ -188,7 +199,9 @@ class Resolver:
         self._basenames: dict[tuple[str, str], dict[str, list[str]]] = {}
         self._suffix_hits: dict[tuple[str, str, str], list[str]] = {}
         self._missing_commits: set[tuple[str, str, str]] = set()
-        self._verdicts: dict[tuple[Any, ...], ResolvedRef] = {}
+        self._verdicts: dict[tuple[Any, ...], dict[VerdictKey, ResolvedRef]] = {}
+        self._search_order: dict[str | None, list[Upstream]] = {}
+        self._direct_targets: dict[tuple[Any, ...], dict[str, _DirectTarget | None]] = {}
 
     @property
     def blob_reads(self) -> int:
@@ -234,55 +247,110 @@ class Resolver:
     # -- resolution -----------------------------------------------------------------------
 
     def resolve(self, ref: CodeRef, context: PageContext) -> ResolvedRef:
-        # The same reference is usually cited many times (on one page and across pages with the
-        # same pins), so the verdict is computed once per context and reference, then re-located.
-        key = (
-            context.key,
-            ref.form,
-            ref.path,
-            ref.start,
-            ref.end,
-            ref.symbol,
-            ref.repo_slug,
-            ref.revision,
-            ref.is_directory,
-        )
-        cached = self._verdicts.get(key)
+        """What ``ref`` cites in ``context``, with its findings; the caller may add to it."""
+        return self.relocated(ref, self.verdict(ref, context))
+
+    def verdicts_in(self, context: PageContext) -> dict[VerdictKey, ResolvedRef]:
+        """The verdicts reached so far in ``context``, by `verdict_key`, for callers that look
+        many references up at once (`verdict` fills it)."""
+        verdicts = self._verdicts.get(context.key)
+        if verdicts is None:
+            verdicts = self._verdicts[context.key] = {}
+        return verdicts
+
+    def verdict(
+        self,
+        ref: CodeRef,
+        context: PageContext,
+        known: dict[VerdictKey, ResolvedRef] | None = None,
+    ) -> ResolvedRef:
+        """What ``ref`` cites in ``context``, shared by every reference with the same target.
+
+        The same reference is usually cited many times (on one page and across pages with the
+        same pins), so a verdict is reached once per context and target, and its findings carry
+        the position of the reference that reached it: `relocated` moves them to another
+        citation. Do not change a verdict; a verdict that is not shared (a commit missing from
+        the clone is reported once per page) is returned all the same. ``known``: what
+        `verdicts_in` gave for ``context``, when the caller has it.
+        """
+        verdicts = self.verdicts_in(context) if known is None else known
+        key = verdict_key(ref)
+        cached = verdicts.get(key)
         if cached is not None:
-            return self._relocate(ref, cached)
+            return cached
         result = ResolvedRef(ref=ref)
-        if ref.form is RefForm.PERMALINK:
-            self._resolve_permalink(result, context)
+        direct = None
+        if ref.form is RefForm.PATH and not ref.is_directory and ref.end is not None:
+            direct = self._direct_target(ref.path, context)
+        if direct is not None and ref.start is not None and ref.end is not None:
+            # The path is known to name a file at a commit the clone has: only its lines
+            # remain to be checked, as `_check_target` would.
+            upstream, commit, path, sha = direct
+            result.upstream, result.commit, result.path = upstream.name, commit, path
+            self._check_lines(result, upstream, commit, path, sha)
         else:
-            self._resolve_path(result, context)
-        if result.upstream and result.commit and result.path is not None:
-            self._check_target(result)
+            if ref.form is RefForm.PERMALINK:
+                self._resolve_permalink(result, context)
+            else:
+                self._resolve_path(result, context)
+            if result.upstream and result.commit and result.path is not None:
+                self._check_target(result)
         if not any(finding.check == "commit-missing" for finding in result.findings):
-            self._verdicts[key] = result
-            return self._relocate(ref, result)  # callers may add to it; the cache stays clean
+            verdicts[key] = result
         return result
 
+    def read_ahead(self, records: Iterable[RefRecord], context: PageContext) -> None:
+        """Read in one exchange with git the blobs that reaching the verdicts of ``records``
+        in ``context`` will read one by one: those of `_direct_target`, certain to be read."""
+        wanted: dict[str, list[str]] = {}
+        for record in records:
+            if record[3] is not RefForm.PATH or record[5] is None or record[6] is None:
+                continue
+            if record[11]:  # cited as a directory
+                continue
+            direct = self._direct_target(record[4], context)
+            if direct is not None:
+                wanted.setdefault(direct[0].name, []).append(direct[3])
+        for name, shas in wanted.items():
+            self._stores[name].read_ahead(shas)
+
+    def _direct_target(self, path: str, context: PageContext) -> _DirectTarget | None:
+        """Where the path ``path``, cited with a line range, leads in the common case: a path
+        that an upstream's prefix claims, naming a file (not a link or a submodule) at a commit
+        the clone has. `_resolve_path`, `_attribute` and `_check_target` would find the same,
+        with no finding before the lines are checked. None in every other case, and while the
+        upstream's clone is not open: opening one may fail, which must happen where resolution
+        opens it."""
+        targets = self._direct_targets.get(context.key)
+        if targets is None:
+            targets = self._direct_targets[context.key] = {}
+        elif path in targets:
+            return targets[path]
+        normal = _normal_path(path) if path else ""
+        upstream = None
+        if normal not in ("", ".", "..") and not normal.startswith(("../", "/")):
+            upstream = self._route(normal)
+        if upstream is None:
+            targets[path] = None
+            return None
+        store = self._stores.get(upstream.name)
+        if store is None:
+            return None  # not kept: the clone may be opened later
+        commit = self.commit_for(upstream, context)
+        target = None
+        if commit == upstream.pin or store.resolve(commit) == commit:
+            entry = store.tree(commit).get(normal)
+            if entry is not None and entry.kind == "blob" and not entry.is_symlink:
+                target = _DirectTarget(upstream, commit, normal, entry.sha)
+        targets[path] = target
+        return target
+
     @staticmethod
-    def _relocate(ref: CodeRef, verdict: ResolvedRef) -> ResolvedRef:
-        findings = [
-            Finding(
-                f.severity,
-                f.check,
-                ref.page,
-                ref.line,
-                ref.column,
-                f.message,
-                f.suggestion,
-                ref.text,
-                f.upstream,
-                f.commit,
-                f.path,
-                f.start,
-                f.end,
-            )
-            for f in verdict.findings
-        ]
-        return ResolvedRef(ref, verdict.upstream, verdict.commit, verdict.path, findings)
+    def relocated(ref: CodeRef, verdict: ResolvedRef) -> ResolvedRef:
+        """``verdict`` for the citation ``ref``: its findings placed where ``ref`` is."""
+        return ResolvedRef(
+            ref, verdict.upstream, verdict.commit, verdict.path, relocated_findings(ref, verdict)
+        )
 
     def _resolve_permalink(self, result: ResolvedRef, context: PageContext) -> None:
         ref = result.ref
@@ -334,7 +402,7 @@ class Resolver:
     def _normalised(self, result: ResolvedRef, path: str) -> str | None:
         if not path:
             return ""
-        normal = posixpath.normpath(path)
+        normal = _normal_path(path)
         if normal == ".." or normal.startswith(("../", "/")):
             self._add(
                 result,
@@ -486,9 +554,12 @@ class Resolver:
         return None
 
     def _searched_upstreams(self, context: PageContext) -> list[Upstream]:
-        upstreams = list(self.manifest.upstreams.values())
-        if context.upstream:
-            upstreams.sort(key=lambda u: u.name != context.upstream)
+        upstreams = self._search_order.get(context.upstream)
+        if upstreams is None:
+            upstreams = list(self.manifest.upstreams.values())
+            if context.upstream:
+                upstreams.sort(key=lambda u: u.name != context.upstream)
+            self._search_order[context.upstream] = upstreams
         return upstreams
 
     def _tree(self, upstream: Upstream, context: PageContext) -> dict[str, Any]:
@@ -617,7 +688,18 @@ class Resolver:
             return
         if ref.start is None or ref.end is None:
             return
-        blob = store.blob(entry.sha)
+        self._check_lines(result, upstream, commit, path, entry.sha)
+
+    def _check_lines(
+        self, result: ResolvedRef, upstream: Upstream, commit: str, path: str, sha: str
+    ) -> None:
+        """The cited lines (and the symbol named with them) of the file ``path``, the blob
+        ``sha`` at ``commit``."""
+        ref = result.ref
+        assert ref.start is not None and ref.end is not None
+        store = self.store(upstream)
+        at = f"{upstream.name}@{commit[:7]}"
+        blob = store.blob(sha)
         if blob.is_binary:
             self._add(
                 result, "binary-file", f"'{path}' is a binary file at {at}; it has no lines to cite"
@@ -685,7 +767,7 @@ class Resolver:
             not python and _occurs(blob.lines, name, ref.start, ref.end)
         ):
             return
-        spans = definitions(tuple(blob.lines), name)
+        spans = definitions(blob.line_tuple, name)
         if any(first <= ref.start and ref.end <= last for first, last in spans):
             return  # the range is inside the symbol's body: "the loop in `beta()` (x.py:10)"
         where = self._symbol_suggestion(ref, blob, path)
@@ -712,7 +794,7 @@ class Resolver:
     def _symbol_suggestion(self, ref: CodeRef, blob: BlobText, path: str) -> str | None:
         if not ref.symbol:
             return None
-        spans = definitions(tuple(blob.lines), _last_name(ref.symbol))
+        spans = definitions(blob.line_tuple, _last_name(ref.symbol))
         if not spans:
             return None
         return " or ".join(
@@ -746,6 +828,63 @@ class Resolver:
 
 # -- helpers --------------------------------------------------------------------------------
 
+VerdictKey = tuple[Any, ...]
+"""What, besides the page's context, decides a reference's verdict (see `verdict_key`)."""
+
+
+def verdict_key(ref: CodeRef) -> VerdictKey:
+    return (
+        ref.form,
+        ref.path,
+        ref.start,
+        ref.end,
+        ref.symbol,
+        ref.repo_slug,
+        ref.revision,
+        ref.is_directory,
+    )
+
+
+def record_verdict_key(record: RefRecord) -> VerdictKey:
+    """`verdict_key` of the reference ``record`` describes, without building the reference."""
+    return (
+        record[3],
+        record[4],
+        record[5],
+        record[6],
+        record[7],
+        record[8],
+        record[10],
+        record[11],
+    )
+
+
+def relocated_findings(ref: CodeRef, verdict: ResolvedRef) -> list[Finding]:
+    """The findings of ``verdict``, placed where the citation ``ref`` is."""
+    return [
+        Finding(
+            f.severity,
+            f.check,
+            ref.page,
+            ref.line,
+            ref.column,
+            f.message,
+            f.suggestion,
+            ref.text,
+            f.upstream,
+            f.commit,
+            f.path,
+            f.start,
+            f.end,
+        )
+        for f in verdict.findings
+    ]
+
+
+@functools.lru_cache(maxsize=65536)
+def _normal_path(path: str) -> str:
+    return posixpath.normpath(path)
+
 
 def _last_name(symbol: str) -> str:
     return symbol.replace("::", ".").rsplit(".", 1)[-1]
@@ -759,17 +898,33 @@ def _first_occurrence(lines: list[str], name: str) -> int:
     return next(number for number, line in enumerate(lines, 1) if identifier_columns(line, name))
 
 
+_DEFINITION_HEADER = re.compile(r"(?P<indent>[ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+")
+
+
 @functools.lru_cache(maxsize=1024)
 def definitions(lines: tuple[str, ...], name: str) -> list[tuple[int, int]]:
     """Line spans (decorators to last body line) of Python ``def``/``class`` named ``name``."""
-    header = re.compile(
-        rf"^(?P<indent>[ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+{re.escape(name)}\b"
-    )
+    if name.isidentifier() and _is_word_character(name[-1]):
+        # One pattern for every name; only lines that mention the name are matched.
+        headers = (
+            (index, match)
+            for index, line in enumerate(lines)
+            if name in line
+            and (match := _DEFINITION_HEADER.match(line)) is not None
+            and line.startswith(name, match.end())
+            and not _is_word_character(line[match.end() + len(name) : match.end() + len(name) + 1])
+        )
+    else:
+        header = re.compile(
+            rf"^(?P<indent>[ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+{re.escape(name)}\b"
+        )
+        headers = (
+            (index, match)
+            for index, line in enumerate(lines)
+            if (match := header.match(line)) is not None
+        )
     spans = []
-    for index, line in enumerate(lines):
-        match = header.match(line)
-        if not match:
-            continue
+    for index, match in headers:
         indent = len(match.group("indent").expandtabs())
         start = index
         while start > 0 and lines[start - 1].strip().startswith("@"):
@@ -784,6 +939,11 @@ def definitions(lines: tuple[str, ...], name: str) -> list[tuple[int, int]]:
             end = later
         spans.append((start + 1, end + 1))
     return spans
+
+
+def _is_word_character(character: str) -> bool:
+    """Whether ``character`` is one the regex ``\\w`` matches (False for the empty string)."""
+    return character.isalnum() or character == "_"
 
 
 def _range_text(start: int | None, end: int | None) -> str:
@@ -813,4 +973,14 @@ def _relative(path: Any) -> str:
         return str(path)
 
 
-__all__ = ["ConfigError", "PageContext", "Resolver", "definitions", "page_context"]
+__all__ = [
+    "ConfigError",
+    "PageContext",
+    "Resolver",
+    "VerdictKey",
+    "definitions",
+    "page_context",
+    "record_verdict_key",
+    "relocated_findings",
+    "verdict_key",
+]

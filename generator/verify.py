@@ -2,26 +2,48 @@
 
 This is the one verification core: ``scripts/verify_code_refs.py``, ``python -m generator
 verify`` and the site build all call `Verifier`.
+
+A run reads pages and finds their references and links in one process or, for many pages, in
+two (`_Forked`: the second is forked and sends back what it found). References are resolved in
+the first process only, so each upstream blob is still read once per run, and pages are
+reported in their order whichever process read them. References travel and are kept as plain
+records (`generator.extract.refs.RefRecord`) until someone lists them (`ResolvedRefs`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
+import pickle
+import queue
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
+from typing import NamedTuple, overload
 
 import yaml
 
 from generator.checks import CHECKS, severity_of
-from generator.extract import ExtractOptions, MarkdownLayout, extract_links, extract_refs, scan
+from generator.extract import ExtractOptions, MarkdownLayout, extract_links, scan
 from generator.extract.links import extract_anchors
+from generator.extract.refs import RefRecord, ref_records
 from generator.linkcheck import LinkChecker
 from generator.manifest import ConfigError, Manifest, find_manifest, load_manifest
 from generator.model import CodeRef, Finding, ResolvedRef, Severity
 from generator.pages import Page, parse_page, problem_findings
-from generator.resolve import HeldRef, Resolver, page_context
+from generator.resolve import (
+    HeldRef,
+    Resolver,
+    page_context,
+    record_verdict_key,
+    relocated_findings,
+)
 from generator.specs import governance_findings
 
 log = logging.getLogger(__name__)
@@ -42,7 +64,8 @@ class PageFile:
 class Report:
     pages: int = 0
     links: int = 0
-    refs: list[ResolvedRef] = field(default_factory=list)
+    refs: Sequence[ResolvedRef] = field(default_factory=list)
+    """Every reference found, in page order; a verifier's report builds them when first read."""
     findings: list[Finding] = field(default_factory=list)
     blob_reads: int = 0
 
@@ -58,6 +81,87 @@ class Report:
         if self.errors or (strict and self.warnings):
             return 1
         return 0
+
+
+class ResolvedRefs(Sequence[ResolvedRef]):
+    """A report's references, kept as records and shared verdicts until someone reads them.
+
+    A run over thousands of pages finds tens of thousands of references, most of them cited
+    without a finding; counting them needs no objects, and a caller that lists them gets each
+    `ResolvedRef` (and its `CodeRef`) built once, on first access.
+    """
+
+    def __init__(self, ignore: frozenset[str] = frozenset()) -> None:
+        self._pages: list[_PageRefs] = []
+        self._count = 0
+        self._ignore = ignore
+        self._built: list[ResolvedRef] | None = None
+
+    def add_page(
+        self,
+        page: str,
+        records: list[RefRecord],
+        verdicts: list[ResolvedRef],
+        findings: dict[int, list[Finding]],
+    ) -> None:
+        """The references of one page: ``verdicts[i]`` is what ``records[i]`` cites, and
+        ``findings[i]`` its findings where it has any."""
+        assert self._built is None, "references are added before they are read"
+        self._pages.append(_PageRefs(page, records, verdicts, findings))
+        self._count += len(records)
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> ResolvedRef: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ResolvedRef]: ...
+
+    def __getitem__(self, index: int | slice) -> ResolvedRef | list[ResolvedRef]:
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[ResolvedRef]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return self._all() == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ResolvedRefs({self._all()!r})"
+
+    def _all(self) -> list[ResolvedRef]:
+        if self._built is None:
+            ignore = self._ignore
+            built = []
+            for page, records, verdicts, findings in self._pages:
+                for index, record in enumerate(records):
+                    verdict = verdicts[index]
+                    own = findings.get(index)
+                    built.append(
+                        ResolvedRef(
+                            CodeRef(page, *record),
+                            verdict.upstream,
+                            verdict.commit,
+                            verdict.path,
+                            [f for f in own if f.check not in ignore] if own else [],
+                        )
+                    )
+            self._built = built
+            self._pages = []
+        return self._built
+
+
+class _PageRefs(NamedTuple):
+    page: str
+    records: list[RefRecord]
+    verdicts: list[ResolvedRef]
+    findings: dict[int, list[Finding]]
 
 
 def docs_root_for(manifest: Manifest, paths: Sequence[Path]) -> Path:
@@ -92,23 +196,28 @@ def collect(paths: Sequence[Path | str], docs_root: Path) -> list[PageFile]:
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            found = []
+            # (parts relative to ``path``, directory): sorted by parts, as paths sort, but
+            # compared in C rather than by Path's own comparison, which is Python code.
+            found: list[tuple[tuple[str, ...], Path]] = []
             for directory, subdirectories, names in os.walk(path):
                 subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
-                found.extend(Path(directory) / name for name in names if name.endswith(".md"))
+                folder = Path(directory)
+                inside = folder.relative_to(path).parts
+                found.extend(((*inside, name), folder) for name in names if name.endswith(".md"))
+            found.sort(key=itemgetter(0))
             # Resolve the directory once, not every page (resolving costs system calls per part).
             try:
                 base: str | None = path.resolve().relative_to(docs_root).as_posix()
             except ValueError:
                 base = None  # outside the docs root: pages are known by their file name
-            for source in sorted(found):
-                relative = source.relative_to(path).as_posix()
+            for parts, folder in found:
+                relative = "/".join(parts)
                 display = _join_display(str(given), relative)
                 if base is None:
-                    rel = source.name
+                    rel = parts[-1]
                 else:
                     rel = relative if base == "." else f"{base}/{relative}"
-                files.append(PageFile(source, display, rel))
+                files.append(PageFile(folder / parts[-1], display, rel))
         elif path.is_file():
             files.append(PageFile(path, str(given), _relative_to(path, docs_root)))
         else:
@@ -128,19 +237,39 @@ def _relative_to(path: Path, root: Path) -> str:
         return path.name
 
 
-@dataclass
 class _Parsed:
-    file: PageFile
-    page: Page
-    layout: MarkdownLayout | None
-    _anchors: set[str] | None = None
+    """A page as read in this process, with its layout (scanned when first needed)."""
+
+    def __init__(self, file: PageFile, page: Page, layout: MarkdownLayout | None = None) -> None:
+        self.file = file
+        self.page = page
+        self._layout = layout
+        self._anchors: set[str] | None = None
+
+    @property
+    def layout(self) -> MarkdownLayout | None:
+        if self._layout is None and self.page.text is not None:
+            self._layout = scan(self.page.text, self.page.body_start)
+        return self._layout
 
     def anchors(self) -> set[str] | None:
-        if self.layout is None:
+        layout = self.layout
+        if layout is None:
             return None
         if self._anchors is None:
-            self._anchors = extract_anchors(self.layout)
+            self._anchors = extract_anchors(layout)
         return self._anchors
+
+
+class _Extracted(NamedTuple):
+    """What one page yields before its references are resolved (picklable: it crosses from a
+    worker process to the one that resolves)."""
+
+    page: Page
+    records: list[RefRecord] | None
+    """The page's references; None when the page could not be read as text."""
+    links: int
+    link_findings: list[Finding]
 
 
 class Verifier:
@@ -164,6 +293,13 @@ class Verifier:
         prefixes = tuple(p for u in manifest.upstreams.values() for p in u.prefixes)
         self.options = ExtractOptions(permalink_hosts=frozenset(hosts), route_prefixes=prefixes)
         self._parsed: dict[str, _Parsed] = {}
+        # The pages of the run in progress, by rel (the last one wins, as in `parsed_page`), and
+        # those of them already read: a link may need a page's anchors before its turn comes.
+        self._run_files: dict[str, PageFile] = {}
+        self._run_parsed: dict[str, _Parsed] = {}
+        # The run's link checker (it knows the run's tree); dropped after the run, as it holds
+        # this verifier, which would otherwise only go with the cycle collector.
+        self._links: LinkChecker | None = None
 
     def close(self) -> None:
         self.resolver.close()
@@ -174,21 +310,34 @@ class Verifier:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def verify(self, files: Sequence[PageFile], progress: Progress | None = None) -> Report:
+    def verify(
+        self, files: Sequence[PageFile], progress: Progress | None = None, workers: int = 1
+    ) -> Report:
+        """Verify ``files``. With ``workers`` > 1, up to that many processes (forked) read and
+        scan pages; references are still resolved here, so each blob is read once, and the
+        report is the same as with one."""
         report = Report()
-        parsed = [self._parse(file) for file in files]
-        for done, item in enumerate(parsed, 1):
-            self._verify_one(item, report)
-            if progress is not None:
-                progress(done, len(parsed))
-        report.pages = len(parsed)
+        refs = ResolvedRefs(self.ignore)
+        pages: list[Page] = []
+        self._run_files = {file.rel: file for file in files}
+        self._run_parsed = {}
+        self._links = LinkChecker(self.docs_root, self._anchors_of)
+        with _collector_paused():
+            extracted_pages = self._extract_all(files, workers)
+            try:
+                for done, extracted in enumerate(extracted_pages, 1):
+                    self._check(extracted, report, refs)
+                    pages.append(extracted.page)
+                    if progress is not None:
+                        progress(done, len(files))
+            finally:
+                extracted_pages.close()
+                self._run_files, self._run_parsed, self._links = {}, {}, None
+        report.pages = len(pages)
+        report.refs = refs
         # Governance (generator/specs.py): lifecycle fields, specs, learning paths.
-        report.findings.extend(
-            governance_findings(self.manifest.root, self.docs_root, [p.page for p in parsed])
-        )
+        report.findings.extend(governance_findings(self.manifest.root, self.docs_root, pages))
         report.findings = [f for f in report.findings if f.check not in self.ignore]
-        for resolved in report.refs:
-            resolved.findings = [f for f in resolved.findings if f.check not in self.ignore]
         report.findings.sort(key=Finding.sort_key)
         report.blob_reads = self.resolver.blob_reads
         return report
@@ -199,13 +348,22 @@ class Verifier:
         return parsed.page if parsed is not None else None
 
     def _parse(self, file: PageFile) -> _Parsed:
-        page = parse_page(file.source.read_bytes(), file.source, file.display, file.rel)
-        layout = scan(page.text, page.body_start) if page.text is not None else None
-        parsed = _Parsed(file, page, layout)
+        parsed = self._run_parsed.get(file.rel)
+        if parsed is None or parsed.file is not file:
+            page = parse_page(file.source.read_bytes(), file.source, file.display, file.rel)
+            parsed = _Parsed(file, page)
+            if self._run_files.get(file.rel) is file:
+                self._run_parsed[file.rel] = parsed
         self._parsed[file.rel] = parsed
         return parsed
 
     def _anchors_of(self, rel: str) -> set[str] | None:
+        file = self._run_files.get(rel)
+        if file is not None:
+            parsed = self._run_parsed.get(rel)
+            if parsed is None or parsed.file is not file:
+                parsed = self._parse(file)
+            return parsed.anchors()
         parsed = self._parsed.get(rel)
         if parsed is None:
             source = self.docs_root / rel
@@ -214,45 +372,116 @@ class Verifier:
             parsed = self._parse(PageFile(source, rel, rel))
         return parsed.anchors()
 
-    def _verify_one(self, item: _Parsed, report: Report) -> None:
-        page, layout = item.page, item.layout
-        report.findings.extend(problem_findings(page))
+    def _adopt(self, file: PageFile, page: Page) -> None:
+        """Keep ``page``, read by another process, as this verifier's reading of ``file``."""
+        self._parsed[file.rel] = _Parsed(file, page)
+
+    def _extract(self, file: PageFile) -> _Extracted:
+        """Read one page and find its references and links, and check the links."""
+        parsed = self._parse(file)
+        page, layout = parsed.page, parsed.layout
         if layout is None:
+            return _Extracted(page, None, 0, [])
+        records = ref_records(layout, self.options)
+        links = extract_links(layout, page.display)
+        assert self._links is not None, "pages are read during a run"
+        check = self._links.check
+        link_findings = [
+            finding for link in links for finding in check(link, page.rel, page.source)
+        ]
+        return _Extracted(page, records, len(links), link_findings)
+
+    def _extract_all(self, files: Sequence[PageFile], workers: int) -> Iterator[_Extracted]:
+        """`_extract` of every file, in order."""
+        if workers < 2 or len(files) < PARALLEL_MINIMUM_PAGES or not _can_fork():
+            for file in files:
+                yield self._extract(file)
             return
-        context = page_context(page.display, page.meta, self.manifest)
+        yield from _Forked(self, files).extracted()
+
+    def _check(self, extracted: _Extracted, report: Report, refs: ResolvedRefs) -> None:
+        """Resolve one page's references and add its findings, in the page's order."""
+        page = extracted.page
+        report.findings.extend(problem_findings(page))
+        records = extracted.records
+        if records is None:
+            return
+        display = page.display
+        context = page_context(display, page.meta, self.manifest)
         report.findings.extend(context.findings)
+        resolver = self.resolver
+        known = resolver.verdicts_in(context)
+        held = context.held
+        keys = list(map(record_verdict_key, records))
+        if not held:  # held references resolve at other commits: leave them be
+            new = [record for record, key in zip(records, keys, strict=True) if key not in known]
+            if new:
+                resolver.read_ahead(new, context)
         occurrences: dict[str, int] = {}
         matched: set[tuple[str, int]] = set()
-        for ref in extract_refs(layout, page.display, self.options):
-            occurrences[ref.text] = occurrences.get(ref.text, 0) + 1
-            held = context.held.get((ref.text, occurrences[ref.text]))
-            if held is None:
-                resolved = self.resolver.resolve(ref, context)
+        verdicts: list[ResolvedRef] = []
+        findings: dict[int, list[Finding]] = {}
+        for index, record in enumerate(records):
+            held_ref = None
+            if held:
+                text = record[2]
+                occurrence = occurrences[text] = occurrences.get(text, 0) + 1
+                held_ref = held.get((text, occurrence))
+            if held_ref is None:
+                verdict = known.get(keys[index])
+                if verdict is None:
+                    verdict = resolver.verdict(CodeRef(display, *record), context, known)
+                if verdict.findings:
+                    found = relocated_findings(CodeRef(display, *record), verdict)
+                    findings[index] = found
+                    report.findings.extend(found)
             else:
-                matched.add((held.text, held.occurrence))
-                resolved = self.resolver.resolve(ref, context.held_at(held))
-                resolved.findings.append(_held_finding(ref, held))
-            report.refs.append(resolved)
-            report.findings.extend(resolved.findings)
-        for key, held in context.held.items():
+                ref = CodeRef(display, *record)
+                matched.add((held_ref.text, held_ref.occurrence))
+                verdict = resolver.resolve(ref, context.held_at(held_ref))
+                verdict.findings.append(_held_finding(ref, held_ref))
+                findings[index] = verdict.findings
+                report.findings.extend(verdict.findings)
+            verdicts.append(verdict)
+        refs.add_page(display, records, verdicts, findings)
+        for key, held_ref in held.items():
             if key not in matched:
                 report.findings.append(
                     Finding(
                         severity_of("held-ref-unmatched"),
                         "held-ref-unmatched",
-                        page.display,
+                        display,
                         1,
                         1,
-                        f"held_refs names '{held.text}' (occurrence {held.occurrence}), "
+                        f"held_refs names '{held_ref.text}' (occurrence {held_ref.occurrence}), "
                         "which is no longer on the page",
                         "remove the entry from held_refs",
                     )
                 )
-        checker = LinkChecker(self.docs_root, self._anchors_of)
-        links = extract_links(layout, page.display)
-        report.links += len(links)
-        for link in links:
-            report.findings.extend(checker.check(link, page.rel, page.source))
+        report.links += extracted.links
+        report.findings.extend(extracted.link_findings)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No garbage collection while a run allocates its many small objects, which live to its
+    end and form no cycles: the collector would only walk them again and again.
+
+    They would all be walked once the collector is back on, as none was ever collected; moving
+    them to the oldest generation first (freezing, then unfreezing) skips that walk, and the
+    next full collection still looks at them. Objects the caller froze stay frozen.
+    """
+    collecting = gc.isenabled()
+    frozen = gc.get_freeze_count()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if frozen == 0:
+            gc.freeze()
+            gc.unfreeze()
+        if collecting:
+            gc.enable()
 
 
 def _held_finding(ref: CodeRef, held: HeldRef) -> Finding:
@@ -282,8 +511,13 @@ def verify(
     docs_root: Path | None = None,
     ignore: Iterable[str] = (),
     progress: Progress | None = None,
+    workers: int | None = None,
 ) -> Report:
-    """Verify every page under ``paths``. Raises `ConfigError` for configuration problems."""
+    """Verify every page under ``paths``. Raises `ConfigError` for configuration problems.
+
+    ``workers``: how many processes read and scan pages (default: one per available core, at
+    most two); the report does not depend on it.
+    """
     path_objects = [Path(p) for p in paths]
     if manifest_path is None:
         start = path_objects[0] if path_objects else Path.cwd()
@@ -302,5 +536,168 @@ def verify(
             f"no Markdown pages (*.md) found in {shown}",
             hint="check the path; pages are .md files under the docs directory",
         )
+    if workers is None:
+        workers = min(_MAX_WORKERS, available_cores())
     with Verifier(manifest, root, ignore) as verifier:
-        return verifier.verify(files, progress)
+        return verifier.verify(files, progress, workers)
+
+
+def _can_fork() -> bool:
+    """Whether forking is safe here: a POSIX system other than macOS (where system libraries
+    may break in a forked child, as multiprocessing also avoids), and no other thread running
+    (a forked child gets only the forking thread, and any lock another one held)."""
+    return hasattr(os, "fork") and sys.platform != "darwin" and threading.active_count() == 1
+
+
+def available_cores() -> int:
+    """How many cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+# Two processes: the forked one reads and scans pages, this one does too and resolves every
+# reference. A third would only wait for this one.
+_MAX_WORKERS = 2
+PARALLEL_MINIMUM_PAGES = 200
+"""Pages below which forking a process costs more than it saves."""
+_CHUNK = 25
+"""Pages per share of the work: small enough that neither process waits long for the other."""
+_MAX_CHUNKS = 4096
+"""Chunks per run at most: their 4-byte tokens fit the smallest pipe buffer (16 KiB)."""
+
+
+class _Forked:
+    """Pages read and scanned by this process and a forked one, sharing the work as it goes.
+
+    The pages are cut into chunks, and each process takes the next chunk nobody has taken yet:
+    a token read from a pipe both hold, which only one of them can get. The forked process sends
+    what it found for its chunks (pages, reference records, link findings) through another pipe;
+    this one resolves every reference, in page order, as soon as the chunks before are there,
+    and reads chunks itself while it waits. Which process reads a chunk depends on their speed;
+    what is found and the order it is used in do not. If the forked process stops early, this
+    one reads the chunks it took but did not send, so a failure shows as it would without it.
+    """
+
+    def __init__(self, verifier: Verifier, files: Sequence[PageFile]) -> None:
+        self.verifier = verifier
+        size = max(_CHUNK, -(-len(files) // _MAX_CHUNKS))
+        self.chunks = [files[first : first + size] for first in range(0, len(files), size)]
+
+    def extracted(self) -> Iterator[_Extracted]:
+        chunks = self.chunks
+        token_read, token_write = os.pipe()
+        # Every token is in the pipe before the fork, so a pipe's buffer must hold them all.
+        _write_all(token_write, b"".join(n.to_bytes(4, "little") for n in range(len(chunks))))
+        os.close(token_write)
+        read_end, write_end = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:  # no process to spare: read every page here
+            for fd in (token_read, read_end, write_end):
+                os.close(fd)
+            for chunk in chunks:
+                yield from map(self.verifier._extract, chunk)
+            return
+        if pid == 0:
+            os.close(read_end)
+            status = 1
+            try:
+                self._serve(token_read, write_end)
+                status = 0
+            finally:
+                os._exit(status)  # never back into the caller's code: this process only sends
+        os.close(write_end)
+        received: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        reader = threading.Thread(target=_receive, args=(read_end, received), daemon=True)
+        reader.start()
+        complete = False
+        try:
+            yield from self._in_order(token_read, received)
+            complete = True
+        finally:
+            if not complete:  # stopped early (an error): the worker's pages are not wanted
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            reader.join()
+            os.close(read_end)
+            os.close(token_read)
+
+    def _in_order(
+        self, token_read: int, received: queue.SimpleQueue[bytes | None]
+    ) -> Iterator[_Extracted]:
+        verifier, chunks = self.verifier, self.chunks
+        found: dict[int, list[_Extracted]] = {}
+        tokens_left = worker_alive = True
+        following = 0
+        while following < len(chunks):
+            if following in found:
+                yield from found.pop(following)
+                following += 1
+                continue
+            message = _next_message(received, block=False) if worker_alive else None
+            if message is None and tokens_left:
+                token = os.read(token_read, 4)
+                if len(token) == 4:
+                    number = int.from_bytes(token, "little")
+                    found[number] = list(map(verifier._extract, chunks[number]))
+                    continue
+                tokens_left = False
+            if message is None and worker_alive:
+                message = _next_message(received, block=True)
+            if isinstance(message, bytes):
+                number, extracted = pickle.loads(message)
+                for file, one in zip(chunks[number], extracted, strict=True):
+                    verifier._adopt(file, one.page)
+                found[number] = extracted
+            elif message is _FINISHED:
+                worker_alive = False
+            elif not worker_alive and not tokens_left:
+                # The worker stopped without sending this chunk: read it here.
+                found[following] = list(map(verifier._extract, chunks[following]))
+
+    def _serve(self, token_read: int, fd: int) -> None:
+        """The forked process: take chunks until none is left, and send what each holds."""
+        while len(token := os.read(token_read, 4)) == 4:
+            number = int.from_bytes(token, "little")
+            extracted = list(map(self.verifier._extract, self.chunks[number]))
+            data = pickle.dumps((number, extracted), protocol=pickle.HIGHEST_PROTOCOL)
+            _write_all(fd, len(data).to_bytes(8, "little"))
+            _write_all(fd, data)
+
+
+_FINISHED = object()
+"""What `_next_message` gives once the forked process has closed its pipe."""
+
+
+def _next_message(received: queue.SimpleQueue[bytes | None], block: bool) -> object:
+    """The next message from the forked process, `_FINISHED` after its last, or None if
+    ``block`` is false and nothing has arrived."""
+    try:
+        message = received.get(block=block)
+    except queue.Empty:
+        return None
+    return _FINISHED if message is None else message
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _receive(fd: int, chunks: queue.SimpleQueue[bytes | None]) -> None:
+    """Read length-prefixed chunks from ``fd`` until it closes, then put None."""
+    buffer = bytearray()
+    try:
+        while data := os.read(fd, 1 << 20):
+            buffer += data
+            while len(buffer) >= 8:
+                size = int.from_bytes(buffer[:8], "little")
+                if len(buffer) < 8 + size:
+                    break
+                chunks.put(bytes(buffer[8 : 8 + size]))
+                del buffer[: 8 + size]
+    finally:
+        chunks.put(None)

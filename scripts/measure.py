@@ -1,8 +1,9 @@
-"""Run a command as a fresh process and measure it: wall time and that process's peak memory.
+"""Run a command as a fresh process and measure it: wall time, CPU time and peak memory.
 
 Shared by the benchmark scripts. ``os.wait4`` gives the resource usage of the one child waited
 for, unlike ``RUSAGE_CHILDREN``, which is the maximum over every child the script ever ran (the
-git processes that built the corpus included).
+git processes that built the corpus included). It counts the processes that child started and
+waited for too: their CPU time is added, and the peak memory is that of the largest of them.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ class Measured:
     stderr: str
     seconds: float
     peak_mib: float
+    cpu_seconds: float
+    """User and system time of the process and of the processes it waited for."""
 
 
 def run_generator(args: list[str], cwd: Path) -> Measured:
@@ -43,5 +46,10 @@ def run_generator(args: list[str], cwd: Path) -> Measured:
     seconds = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
     return Measured(
-        process.returncode, stdout.decode(), stderr.decode(), seconds, usage.ru_maxrss / 1024
+        process.returncode,
+        stdout.decode(),
+        stderr.decode(),
+        seconds,
+        usage.ru_maxrss / 1024,
+        usage.ru_utime + usage.ru_stime,
     )

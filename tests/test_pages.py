@@ -94,6 +94,15 @@ def test_duplicate_keys_are_refused(tmp_path):
     assert "duplicate key 'title'" in problem.message
 
 
+def test_a_list_as_a_key_is_a_problem_not_a_crash(tmp_path):
+    page = page_from(b"---\ntitle: a\n[x, y]: b\n---\nBody\n", tmp_path)
+    [problem] = page.problems
+    assert (problem.check, problem.line) == ("frontmatter-invalid", 3)
+    assert "unhashable key" in problem.message
+    assert page.meta == {}
+    assert render_page(page) == (tmp_path / "p.md").read_bytes()
+
+
 def test_unclosed_and_non_mapping_frontmatter(tmp_path):
     unclosed = page_from(b"---\ntitle: a\nno end\n", tmp_path)
     assert [(p.check, p.line) for p in unclosed.problems] == [("frontmatter-invalid", 1)]

@@ -113,16 +113,24 @@ def extract_anchors(layout: MarkdownLayout, headings: list[Heading] | None = Non
 
 def extract_links(layout: MarkdownLayout, page: str) -> list[Link]:
     """Links and images whose target is a file or anchor of the site (not an external URL)."""
+    # An inline link has "](" and a reference definition "]:"; blanking code only turns text into
+    # spaces, so prose has them only where the text does.
+    inline, definitions = "](" in layout.text, "]:" in layout.text
+    if not inline and not definitions:
+        return []
     prose = layout.prose
     links = []
-    matches = [
-        (m.start("target"), m.group("target"), m.start() > 0 and prose[m.start() - 1] == "!")
-        for m in _INLINE_LINK.finditer(prose, layout.body_start)
-    ]
-    matches.extend(
-        (m.start("target"), m.group("target"), False)
-        for m in _REFERENCE_DEFINITION.finditer(prose, layout.body_start)
-    )
+    matches = []
+    if inline:
+        matches = [
+            (m.start("target"), m.group("target"), m.start() > 0 and prose[m.start() - 1] == "!")
+            for m in _INLINE_LINK.finditer(prose, layout.body_start)
+        ]
+    if definitions:
+        matches.extend(
+            (m.start("target"), m.group("target"), False)
+            for m in _REFERENCE_DEFINITION.finditer(prose, layout.body_start)
+        )
     for offset, raw_target, is_image in sorted(matches):
         target = raw_target[1:-1] if raw_target.startswith("<") else raw_target
         if not target or _SCHEME.match(target) or target.startswith("//"):

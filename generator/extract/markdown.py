@@ -9,17 +9,25 @@ from __future__ import annotations
 
 import bisect
 import functools
+import operator
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import accumulate, chain
 from typing import NamedTuple
 
-_NEWLINE = re.compile(r"\n")
 # A fence line: optional indentation and blockquote markers, then ``` or ~~~ (3 or more).
 _FENCE_LINE = re.compile(
     r"^[ \t]*(?:>[ \t]?)*(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)$", re.MULTILINE
 )
-_CODE_SPAN = re.compile(r"(?<!`)(?P<ticks>`+)(?!`)(?P<code>[^\n]+?)(?<!`)(?P=ticks)(?!`)")
+# The leading lookahead lets the regex engine skip to the next backtick instead of trying every
+# position.
+_CODE_SPAN = re.compile(r"(?=`)(?<!`)(?P<ticks>`+)(?!`)(?P<code>[^\n]+?)(?<!`)(?P=ticks)(?!`)")
+# Functions over many items at C speed, for map(): no Python-level call per item.
+_MATCH_START = re.Match.start
+_MATCH_END = re.Match.end
+_SPACES = " ".__mul__
+_ONE_MORE = (1).__add__
 
 
 @functools.lru_cache(maxsize=256)
@@ -28,9 +36,9 @@ def _language(info: str) -> str:
     return word[0].strip("{}.").lower() if word else ""
 
 
-@dataclass(frozen=True, slots=True)
-class Fence:
-    """A fenced code block. ``start``/``end`` cover the fence lines themselves."""
+class Fence(NamedTuple):
+    """A fenced code block. ``start``/``end`` cover the fence lines themselves (a tuple, cheap
+    to build: pages have many)."""
 
     start: int
     end: int
@@ -97,52 +105,58 @@ class MarkdownLayout:
         return "".join(pieces)
 
     @cached_property
-    def code_spans(self) -> list[CodeSpan]:
-        text = self.without_code_blocks
+    def code_span_matches(self) -> list[re.Match[str]]:
+        """The matches `code_spans` are made of (group 2 is the code): callers that look at a
+        few fields of many spans read them here, without a tuple built per span."""
+        text = self.text
         if "`" not in text:
             return []
-        return [
-            CodeSpan(match.start(), match.end(), match.group("code"))
-            for match in _CODE_SPAN.finditer(text)
-        ]
+        # Code spans never cross a line, and the frontmatter and fenced blocks are whole lines:
+        # searching the text between them finds what searching `without_code_blocks` would.
+        matches: list[re.Match[str]] = []
+        for start, end in self._prose_regions():
+            if text.find("`", start, end) != -1:
+                matches.extend(_CODE_SPAN.finditer(text, start, end))
+        return matches
 
     @cached_property
-    def _code_span_starts(self) -> list[int]:
-        return [span.start for span in self.code_spans]
+    def code_spans(self) -> list[CodeSpan]:
+        new = CodeSpan._make  # tuple.__new__: no Python-level constructor per span
+        return [new((match.start(), match.end(), match[2])) for match in self.code_span_matches]
+
+    def _prose_regions(self) -> list[tuple[int, int]]:
+        """The (start, end) offsets of the text between the frontmatter and fenced blocks."""
+        regions = []
+        cursor = self.body_start
+        for fence in self.fences:
+            regions.append((cursor, fence.start))
+            cursor = fence.end
+        regions.append((cursor, len(self.text)))
+        return regions
+
+    @cached_property
+    def code_span_starts(self) -> list[int]:
+        """Where each of `code_spans` starts, for bisecting."""
+        return list(map(_MATCH_START, self.code_span_matches))
 
     def code_span_at(self, offset: int) -> CodeSpan | None:
-        index = bisect.bisect_right(self._code_span_starts, offset) - 1
+        index = bisect.bisect_right(self.code_span_starts, offset) - 1
         if index >= 0 and offset < self.code_spans[index].end:
             return self.code_spans[index]
         return None
-
-    def code_spans_around(
-        self, start: int, end: int, line_start: int, line_end: int
-    ) -> tuple[CodeSpan | None, CodeSpan | None]:
-        """Nearest code spans on the line: ending before ``start``, starting after ``end``."""
-        spans = self.code_spans
-        index = bisect.bisect_left(self._code_span_starts, start)
-        previous = spans[index - 1] if index > 0 else None
-        if previous is not None and (previous.end > start or previous.start < line_start):
-            previous = None
-        following_index = bisect.bisect_left(self._code_span_starts, end)
-        following = spans[following_index] if following_index < len(spans) else None
-        if following is not None and following.end > line_end + 1:
-            following = None
-        return previous, following
 
     @cached_property
     def prose(self) -> str:
         """The text with frontmatter, fenced blocks and inline code blanked: where links live."""
         text = self.without_code_blocks
-        pieces = []
-        cursor = 0
-        for span in self.code_spans:
-            pieces.append(text[cursor : span.start])
-            pieces.append(" " * (span.end - span.start))
-            cursor = span.end
-        pieces.append(text[cursor:])
-        return "".join(pieces)
+        starts = self.code_span_starts
+        if not starts:
+            return text
+        ends = list(map(_MATCH_END, self.code_span_matches))
+        # Text before each span, then the span as spaces, all assembled in C.
+        kept = map(text.__getitem__, map(slice, [0, *ends[:-1]], starts))
+        blanked = map(_SPACES, map(operator.sub, ends, starts))
+        return "".join(chain.from_iterable(zip(kept, blanked, strict=True))) + text[ends[-1] :]
 
 
 _NOT_LINE_BREAK = re.compile(r"[^\r\n]+")
@@ -150,16 +164,18 @@ _NOT_LINE_BREAK = re.compile(r"[^\r\n]+")
 
 def _blank(segment: str) -> str:
     """Replace every character but line breaks with a space, keeping offsets."""
-    return _NOT_LINE_BREAK.sub(lambda match: " " * len(match.group()), segment)
+    if "\r" in segment:
+        return _NOT_LINE_BREAK.sub(lambda match: " " * len(match.group()), segment)
+    return "\n".join(map(_SPACES, map(len, segment.split("\n"))))
 
 
 def scan(text: str, body_start: int = 0) -> MarkdownLayout:
     """Find lines and fenced code blocks in ``text``; ``body_start`` skips the frontmatter."""
-    line_starts = [0]
-    line_starts.extend(match.end() for match in _NEWLINE.finditer(text))
+    # Each line starts one past the end of the previous one: summed lengths, all in C.
+    line_starts = list(accumulate(map(_ONE_MORE, map(len, text.split("\n")[:-1])), initial=0))
     fences: list[Fence] = []
     open_fence: tuple[int, str, str] | None = None
-    for match in _FENCE_LINE.finditer(text, body_start):
+    for match in _fence_lines(text, body_start):
         marker = match.group("fence")
         info = match.group("info")
         if open_fence is None:
@@ -183,3 +199,27 @@ def scan(text: str, body_start: int = 0) -> MarkdownLayout:
         fences=fences,
         _fence_starts=[fence.start for fence in fences],
     )
+
+
+def _fence_lines(text: str, body_start: int) -> list[re.Match[str]]:
+    """The fence lines from ``body_start`` on, in order.
+
+    Only lines holding ``` or ~~~ can be fence lines, and pages have few of them, so those lines
+    are found with plain string searches and the pattern is tried at their starts only.
+    """
+    line_starts: set[int] = set()
+    for marker in ("```", "~~~"):
+        found = text.find(marker, body_start)
+        while found != -1:
+            line_start = text.rfind("\n", 0, found) + 1
+            line_starts.add(line_start)
+            newline = text.find("\n", found)
+            if newline == -1:
+                break
+            found = text.find(marker, newline)
+    matches = []
+    for line_start in sorted(line_starts):
+        match = _FENCE_LINE.match(text, line_start)
+        if match is not None:
+            matches.append(match)
+    return matches

@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from generator.extract.markdown import CodeSpan, Fence, MarkdownLayout
+from generator.extract.markdown import Fence, MarkdownLayout
 from generator.model import CodeRef, RefForm
 
 # Extensions recognised on a bare file name (a path with a directory may have any extension).
@@ -128,16 +128,13 @@ KNOWN_NAMES = frozenset(
 )
 
 _PATH_CHARS = r"A-Za-z0-9_.+\-"
-# A reference is found from its line separator outwards: the `:12` / `：12` / `#L12` part is rare
-# in prose, so scanning for it and then walking back over the path is much cheaper than trying a
-# path match at every character.
-_SEPARATOR = re.compile(r"[:：]L?\d|#L\d")
+# A reference is found from its line range outwards: the `:12` / `：12` / `#L12` part is rare in
+# prose, so scanning for it and then walking back over the path is much cheaper than trying a
+# path match at every character. The range is ``[:：]L?12`` or ``#L12``, written here to start
+# with a character set, which the regex engine scans for fast.
 _RANGE_AT = re.compile(
     r"""
-    (?:
-        [:：]L?(?P<start>\d+)(?:C\d+)?
-      | \#L(?P<hstart>\d+)(?:C\d+)?
-    )
+    [:：\#](?:(?<=\#)L(?P<hstart>\d+)|(?<!\#)L?(?P<start>\d+))(?:C\d+)?
     (?:[-–—~]L?(?P<end>\d+)(?:C\d+)?)?
     (?![A-Za-z0-9_]|\.\d|[:：]\d|[-–—~]\d)  # end of the token; not a position like 10:5
     """,
@@ -167,6 +164,7 @@ _MAX_SYMBOL_GAP = 12
 _GAP_STOPPERS = frozenset(".。;；!?！？")
 _NOT_SYMBOLS = frozenset(keyword.kwlist) | {"self", "cls"}
 _LARGEST_LINE = 10**30
+_LONGEST_NUMBER = 30  # int() refuses very long digit strings; such a line is absurd anyway
 
 
 @dataclass(frozen=True)
@@ -179,53 +177,90 @@ class ExtractOptions:
     """Prefixes (``slime/``) that make a bare path in a code span a whole-file reference."""
 
 
+RefRecord = tuple[
+    int,
+    int,
+    str,
+    RefForm,
+    str,
+    int | None,
+    int | None,
+    str | None,
+    str | None,
+    str | None,
+    str | None,
+    bool,
+    bool,
+]
+"""A reference as the verifier carries it: a `CodeRef`'s fields after ``page``, in their order
+(``CodeRef(page, *record)`` builds the reference). Plain tuples cost a fraction of objects to
+build, and pass between processes cheaply."""
+
+
 def extract_refs(
     layout: MarkdownLayout, page: str, options: ExtractOptions | None = None
 ) -> list[CodeRef]:
     """Every code reference in the page body, in document order."""
+    return [CodeRef(page, *record) for record in ref_records(layout, options)]
+
+
+def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -> list[RefRecord]:
+    """What `extract_refs` finds, as records (see `RefRecord`)."""
     options = options or ExtractOptions()
     text = layout.text
-    refs: list[CodeRef] = []
+    body_start = layout.body_start
+    records: list[RefRecord] = []
     body = text  # searches start at body_start, so the frontmatter is never looked at
 
     # URLs first: permalinks become refs; every URL is masked so its parts are not refs again.
-    url_spans: list[tuple[int, int]] = []
-    for match in _URL.finditer(body, layout.body_start):
-        url = match.group().rstrip(".,;:!?'\"")
-        start, end = match.start(), match.start() + len(url)
-        url_spans.append((start, end))
-        if not _searchable(layout, start):
-            continue
-        ref = _permalink_ref(url, layout, page, start, options)
-        if ref is not None:
-            refs.append(ref)
-    if url_spans:
-        pieces = []
-        cursor = 0
-        for start, end in url_spans:
-            pieces.append(body[cursor:start])
-            pieces.append(" " * (end - start))
-            cursor = end
-        pieces.append(body[cursor:])
-        body = "".join(pieces)
+    if "://" in text or "www." in text:
+        url_spans: list[tuple[int, int]] = []
+        for match in _URL.finditer(text, body_start):
+            url = match.group().rstrip(".,;:!?'\"")
+            start = match.start()
+            end = start + len(url)
+            url_spans.append((start, end))
+            if not _searchable(layout, start):
+                continue
+            record = _permalink_record(url, layout, start, options)
+            if record is not None:
+                records.append(record)
+        if url_spans:
+            pieces = []
+            cursor = 0
+            for start, end in url_spans:
+                pieces.append(text[cursor:start])
+                pieces.append(" " * (end - start))
+                cursor = end
+            pieces.append(text[cursor:])
+            body = "".join(pieces)
 
     line_starts = layout.line_starts
     fences = bool(layout.fences)
-    for separator in _SEPARATOR.finditer(body, layout.body_start):
-        position = separator.start()
-        window = body[max(layout.body_start, position - _LOOKBACK) : position]
-        backwards = _PATH_BACKWARDS.match(window[::-1])
+    reversed_body = ""
+    length = len(body)
+    path_form = _path_form
+    path_backwards = _PATH_BACKWARDS.match
+    for match in _RANGE_AT.finditer(body, body_start):
+        position = match.start()
+        if not reversed_body:
+            reversed_body = body[::-1]
+        # The path is the run of path characters just before the range, read backwards (in the
+        # reversed text, so that nothing is copied per candidate).
+        lowest = position - _LOOKBACK
+        backwards = path_backwards(
+            reversed_body,
+            length - position,
+            length - (lowest if lowest > body_start else body_start),
+        )
         if backwards is None:
             continue
-        path = backwards.group()[::-1]
-        begin = position - len(path)
+        begin = position - (backwards.end() - backwards.start())
         if begin > 0 and body[begin - 1] in _TOKEN_BEFORE:
             continue
-        form = _path_form(path)
+        path = body[begin:position]
+        form = path_form(path)
         if form is None:
-            continue
-        match = _RANGE_AT.match(body, position)
-        if match is None:
             continue
         # One line lookup serves the position, the comment check and the symbol search.
         line_index = bisect.bisect_right(line_starts, begin) - 1
@@ -233,14 +268,22 @@ def extract_refs(
         fence = layout.fence_at(begin) if fences else None
         if fence is not None and not _searchable_in(layout, fence, begin, line_start):
             continue
-        start_text = match.group("start") or match.group("hstart")
-        end_text = match.group("end")
-        start = _line_number(start_text)
-        end = _line_number(end_text) if end_text else start
+        hash_start, start_text, end_text = match.groups()
+        digits = start_text or hash_start
+        start = int(digits) if len(digits) <= _LONGEST_NUMBER else _LARGEST_LINE
+        if end_text is None:
+            end = start
+        else:
+            end = int(end_text) if len(end_text) <= _LONGEST_NUMBER else _LARGEST_LINE
         finish = match.end()
-        refs.append(
-            CodeRef(
-                page,
+        symbol = None
+        if fence is None:  # code blocks hold no code spans, so they name no symbols
+            newline = text.find("\n", finish)
+            line_end = len(text) if newline == -1 else newline
+            if text.find("`", line_start, line_end) != -1:
+                symbol = _symbol_on_line(layout, begin, finish, line_start, line_end)
+        records.append(
+            (
                 line_index + 1,
                 begin - line_start + 1,
                 body[begin:finish],
@@ -248,20 +291,27 @@ def extract_refs(
                 path,
                 start,
                 end,
-                _symbol_near(layout, begin, finish, line_start),
-                in_code_block=fence is not None,
+                symbol,
+                None,
+                None,
+                None,
+                False,
+                fence is not None,
             )
         )
 
     if options.route_prefixes:
-        refs.extend(_whole_file_refs(layout, page, options.route_prefixes, refs))
-    refs.sort(key=lambda ref: (ref.line, ref.column))
-    return refs
+        records.extend(_whole_file_records(layout, options.route_prefixes, records))
+    records.sort(key=_position)
+    return records
+
+
+def _position(record: RefRecord) -> tuple[int, int]:
+    return record[0], record[1]
 
 
 def _line_number(digits: str) -> int:
-    # int() refuses very long digit strings; such a line is absurd anyway.
-    return int(digits) if len(digits) <= 30 else _LARGEST_LINE
+    return int(digits) if len(digits) <= _LONGEST_NUMBER else _LARGEST_LINE
 
 
 def _form_of(path: str) -> RefForm:
@@ -317,9 +367,9 @@ def _searchable_in(
     return stripped.startswith("*") or any(marker in before for marker in _COMMENT_MARKERS)
 
 
-def _permalink_ref(
-    url: str, layout: MarkdownLayout, page: str, offset: int, options: ExtractOptions
-) -> CodeRef | None:
+def _permalink_record(
+    url: str, layout: MarkdownLayout, offset: int, options: ExtractOptions
+) -> RefRecord | None:
     match = _PERMALINK.match(url)
     if match is None:
         return None
@@ -329,106 +379,143 @@ def _permalink_ref(
     rest = match.group("rest").rstrip("/")
     if "/" not in rest and match.group("kind") != "tree":
         return None  # a blob link must name a revision and a path
+    # The revision may itself contain slashes (a branch such as feature/x); the resolver
+    # re-splits ``revision/path`` against the clone's branches.
     revision, _, path = rest.partition("/")
     start_text, end_text = match.group("start"), match.group("end")
     start = _line_number(start_text) if start_text else None
     end = _line_number(end_text) if end_text else start
     line, column = layout.position(offset)
-    return CodeRef(
-        page=page,
-        line=line,
-        column=column,
-        text=url,
-        form=RefForm.PERMALINK,
-        path=path,
-        start=start,
-        end=end,
-        repo_slug=f"{match.group('owner')}/{match.group('repo')}".removesuffix(".git").lower(),
-        url_host=host,
-        revision=revision,
-        is_directory=match.group("kind") == "tree",
-        in_code_block=layout.fence_at(offset) is not None,
-        # The revision may itself contain slashes (a branch such as feature/x); the resolver
-        # re-splits ``revision/path`` against the clone's branches.
-        symbol=_symbol_near(layout, offset, offset + len(url)),
+    in_code_block = layout.fence_at(offset) is not None
+    return (
+        line,
+        column,
+        url,
+        RefForm.PERMALINK,
+        path,
+        start,
+        end,
+        _symbol_near(layout, offset, offset + len(url), in_code_block),
+        f"{match.group('owner')}/{match.group('repo')}".removesuffix(".git").lower(),
+        host,
+        revision,
+        match.group("kind") == "tree",
+        in_code_block,
     )
 
 
-def _whole_file_refs(
-    layout: MarkdownLayout, page: str, prefixes: tuple[str, ...], found: Iterable[CodeRef]
-) -> list[CodeRef]:
+def _whole_file_records(
+    layout: MarkdownLayout, prefixes: tuple[str, ...], found: Iterable[RefRecord]
+) -> list[RefRecord]:
     """Code spans that hold nothing but a routed repository path: a reference to a whole file."""
-    taken = {(ref.line, ref.column) for ref in found}
-    refs = []
-    for span in layout.code_spans:
-        code = span.code.strip()
-        if not code.startswith(prefixes) or not _looks_like_file(code):
-            continue
+    taken = {(record[0], record[1]) for record in found}
+    records: list[RefRecord] = []
+    for match in layout.code_span_matches:
+        written = match[2]
+        code = written.strip()
+        # The cheapest test first: most code spans hold something other than a bare path.
         if not _PATH_SHAPE.fullmatch(code.rstrip("/")):
             continue
-        ticks = (span.end - span.start - len(span.code)) // 2
-        offset = span.start + ticks + span.code.index(code)
+        if not code.startswith(prefixes) or not _looks_like_file(code):
+            continue
+        span_start, span_end = match.span()
+        ticks = (span_end - span_start - len(written)) // 2
+        offset = span_start + ticks + written.index(code)
         line, column = layout.position(offset)
         if (line, column) in taken:
             continue
-        refs.append(
-            CodeRef(
-                page=page,
-                line=line,
-                column=column,
-                text=code,
-                form=RefForm.PATH,
-                path=code.rstrip("/"),
-                is_directory=code.endswith("/"),
+        records.append(
+            (
+                line,
+                column,
+                code,
+                RefForm.PATH,
+                code.rstrip("/"),
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                code.endswith("/"),
+                False,
             )
         )
-    return refs
+    return records
 
 
-def _symbol_near(
-    layout: MarkdownLayout, start: int, end: int, line_start: int | None = None
-) -> str | None:
+def _symbol_near(layout: MarkdownLayout, start: int, end: int, in_code_block: bool) -> str | None:
     """The symbol a code span names right before the reference, or right after it in brackets.
 
     `` `sleep()` 实现（actor.py:276-288）`` names ``sleep``; so does a table row
-    ``| `sleep()` | `actor.py:276` |`` and ``actor.py:276 (`sleep`)``.
+    ``| `sleep()` | `actor.py:276` |`` and ``actor.py:276 (`sleep`)``. Code blocks hold no code
+    spans, so a reference in one names no symbol.
     """
-    if line_start is None:
-        line_start, line_end = layout.line_bounds(start)
-    else:
-        newline = layout.text.find("\n", end)
-        line_end = len(layout.text) if newline == -1 else newline
-    if "`" not in layout.text[line_start:line_end]:
+    if in_code_block:
+        return None
+    line_start, line_end = layout.line_bounds(start)
+    if layout.text.find("`", line_start, line_end) == -1:
         return None  # no code span on the line, so no symbol
-    own = layout.code_span_at(start)
-    if own is not None and own.code.strip() != layout.text[start:end]:
-        own_symbol = _symbol_in(own.code.replace(layout.text[start:end], " "))
-        if own_symbol:
-            return own_symbol
-    before_edge = own.start if own is not None else start
-    after_edge = own.end if own is not None else end
-    previous, following = layout.code_spans_around(before_edge, after_edge, line_start, line_end)
-    if previous is not None:
-        gap = layout.text[previous.end : before_edge]
-        # Across a table cell boundary, only a cell holding nothing but the code span names a
-        # symbol: `| `f()` | `x.py:3` |` does, `| `f()` drops a byte | x.py:3 |` does not.
-        if "|" in gap and (gap.strip() != "|" or _cell_text_before(layout, previous).strip()):
-            gap = "."
-        if len(gap) <= _MAX_SYMBOL_GAP and not _GAP_STOPPERS.intersection(gap):
-            symbol = _symbol_in(previous.code)
-            if symbol:
-                return symbol
-    if following is not None:
-        gap = layout.text[after_edge : following.start].strip()
-        if gap in ("(", "（", "- (", ": ", ":"):
-            return _symbol_in(following.code)
+    return _symbol_on_line(layout, start, end, line_start, line_end)
+
+
+def _symbol_on_line(
+    layout: MarkdownLayout, start: int, end: int, line_start: int, line_end: int
+) -> str | None:
+    """`_symbol_near` for a reference outside code blocks, on a line that has a backtick."""
+    # Code spans never cross a line: only the spans of this line can name the symbol (the one
+    # holding the reference, the nearest before it and the nearest after it). They are read
+    # from the layout's matches by index, without building a tuple per span.
+    starts = layout.code_span_starts
+    low = bisect.bisect_left(starts, line_start)
+    high = bisect.bisect_right(starts, line_end, low)
+    if low == high:
+        return None
+    text = layout.text
+    spans = layout.code_span_matches
+    holding = bisect.bisect_right(starts, start, low, high) - 1
+    own = spans[holding] if holding >= low and start < spans[holding].end() else None
+    if own is not None:
+        written = text[start:end]
+        code = own[2]
+        if code.strip() != written:
+            own_symbol = _symbol_in(code.replace(written, " "))
+            if own_symbol:
+                return own_symbol
+        before_edge, after_edge = own.span()
+    else:
+        before_edge, after_edge = start, end
+    before = bisect.bisect_left(starts, before_edge, low, high) - 1
+    if before >= low:
+        previous = spans[before]
+        previous_end = previous.end()
+        if previous_end <= before_edge:
+            gap = text[previous_end:before_edge]
+            # Across a table cell boundary, only a cell holding nothing but the code span
+            # names a symbol: `| `f()` | `x.py:3` |` does, `| `f()` drops a byte | x.py:3 |`
+            # does not.
+            if "|" in gap and (
+                gap.strip() != "|" or _cell_text_before(layout, previous.start()).strip()
+            ):
+                gap = "."
+            if len(gap) <= _MAX_SYMBOL_GAP and not _GAP_STOPPERS.intersection(gap):
+                symbol = _symbol_in(previous[2])
+                if symbol:
+                    return symbol
+    after = bisect.bisect_left(starts, after_edge, low, high)
+    if after < high:
+        following = spans[after]
+        if following.end() <= line_end + 1:
+            gap = text[after_edge : following.start()].strip()
+            if gap in ("(", "（", "- (", ": ", ":"):
+                return _symbol_in(following[2])
     return None
 
 
-def _cell_text_before(layout: MarkdownLayout, span: CodeSpan) -> str:
-    """Text between the cell's opening '|' and the code span."""
-    line_start, _ = layout.line_bounds(span.start)
-    before = layout.text[line_start : span.start]
+def _cell_text_before(layout: MarkdownLayout, span_start: int) -> str:
+    """Text between the cell's opening '|' and the code span starting at ``span_start``."""
+    line_start, _ = layout.line_bounds(span_start)
+    before = layout.text[line_start:span_start]
     return before.rsplit("|", 1)[-1] if "|" in before else before
 
 

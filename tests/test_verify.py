@@ -1,0 +1,204 @@
+"""The verification run: the same report from one process or two, whatever happens to the second."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator.manifest import ConfigError
+from generator.report import report_json
+from generator.verify import PARALLEL_MINIMUM_PAGES, Report
+from tests.conftest import KB, ROOT
+
+# Every kind of reference and link, right and wrong, so that each path through extraction,
+# resolution and link checking has pages on both sides of any split between processes.
+FRAGMENTS = [
+    "`lib/core.py:6-7` and `alpha()` (lib/core.py:6) and lib/core.py:15",
+    "`Beta.gamma()` 实现（lib/core.py:11-12）, `delta()` 实现（lib/core.py:6-7）",
+    "| `gamma()` | `core.py:11` | purpose |\n\ncore.py:1 is ambiguous",
+    "lib/core.py:99 and lib/core.py:12-6 and lib/core.py:0",
+    "`omega()` (lib/core.py:6-7) and `lib/util.py` and util.py:40",
+    "data/blob.bin:1 and old/name.py:1 and lib/future.py:1 and `torch/x.py:1`",
+    "`/home/alice/src/lib/lib/core.py:6-7` and ../../etc/passwd:1",
+    "[x](https://github.com/acme/lib/blob/{pin}/lib/core.py#L10-L15)",
+    "https://github.com/acme/lib/blob/main/lib/util.py#L3 and https://github.com/else/x/blob/main/a.py#L1",
+    "```python\n# lib/core.py:6-7\nx = 'lib/core.py:99'\n```",
+    '```mermaid\ngraph LR\n  A["lib/util.py:2 alpha()"] --> B\n```',
+    "[next](page_1.md#intro) and [gone](nowhere.md) and [bad](#no-such-anchor)",
+    "[up](../../up.md) and [sub](sub/) and [top](/page_2.md#section-a) and ![img](missing.png)",
+]
+
+
+def build_pages(kb: KB, count: int) -> None:
+    pin = kb.pin  # type: ignore[attr-defined]
+    held = (
+        "held_refs:\n"
+        f"  - {{upstream: lib, commit: {pin}, ref: 'lib/core.py:15', status: changed}}\n"
+        f"  - {{upstream: lib, commit: {pin}, ref: 'gone.py:1', status: deleted}}\n"
+    )
+    frontmatters = ["", "upstream: lib\n", "upstream: nope\n", f"pins: {{lib: {pin}}}\n", held]
+    for number in range(count):
+        body = [f"# Page {number}\n\n## Intro\n\n## Section A\n"]
+        for step in range(1 + number % 7):
+            body.append(FRAGMENTS[(number * 7 + step * 3) % len(FRAGMENTS)].format(pin=pin))
+        text = f"---\ntitle: Page {number}\n{frontmatters[number % 5]}---\n" + "\n\n".join(body)
+        raw = text.encode("utf-8")
+        if number % 41 == 0:
+            raw = raw.replace(b"\n", b"\r\n")
+        if number % 53 == 0:
+            raw += b"caf\xe9\n"
+        kb.page(f"part{number % 3}/page_{number}.md", raw)
+    kb.page("part0/sub/index.md", "# Sub\n\nlib/core.py:1\n")
+    (kb.root / "up.md").write_text("# Outside the docs\n", "utf-8")
+
+
+def everything(report: Report) -> dict:
+    data = report_json(report, list_refs=True)
+    data["blob_reads"] = report.blob_reads
+    data["ref_findings"] = [[f.message for f in resolved.findings] for resolved in report.refs]
+    return data
+
+
+@pytest.fixture
+def big_kb(lib_kb: KB) -> KB:
+    build_pages(lib_kb, PARALLEL_MINIMUM_PAGES * 2)
+    return lib_kb
+
+
+def test_two_processes_report_exactly_what_one_does(big_kb):
+    alone = big_kb.verify(workers=1)
+    shared = big_kb.verify(workers=2)
+    assert alone.findings, "the pages are meant to have findings of every kind"
+    assert {f.check for f in alone.findings} >= {
+        "range-outside-file",
+        "range-invalid",
+        "symbol-not-in-range",
+        "file-missing",
+        "ambiguous-file",
+        "binary-file",
+        "path-escape",
+        "absolute-path",
+        "unpinned-permalink",
+        "unattributed",
+        "unknown-upstream",
+        "ref-needs-review",
+        "held-ref-unmatched",
+        "page-encoding",
+        "link-missing",
+        "anchor-missing",
+        "link-outside-docs",
+    }
+    assert everything(shared) == everything(alone)
+    # Only this process reads blobs, each once: lib/core.py, lib/util.py, data/blob.bin, and
+    # lib/sub/core.py (read to tell which core.py has `gamma`).
+    assert shared.blob_reads == alone.blob_reads == 4
+
+
+def _worker_processes() -> list[int]:
+    """This process's children that run Python (the git processes are left alone)."""
+    children = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+            if Path(os.fsdecode(command)).name.startswith("python") or command == os.fsencode(
+                sys.executable
+            ):
+                children.append(int(pid))
+    return children
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+def test_a_worker_killed_midway_changes_nothing(big_kb):
+    alone = big_kb.verify(workers=1)
+
+    def kill_the_worker(done: int, total: int) -> None:
+        if done == 1:  # the worker has only begun: this process reads what it did not send
+            for pid in _worker_processes():
+                os.kill(pid, signal.SIGKILL)
+
+    shared = big_kb.verify(workers=2, progress=kill_the_worker)
+    assert everything(shared) == everything(alone)
+    assert _worker_processes() == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+def test_a_failed_run_leaves_no_worker_behind(big_kb):
+    shutil.rmtree(big_kb.root / "cache" / "lib")
+    with pytest.raises(ConfigError, match="no clone at cache/lib"):
+        big_kb.verify(workers=2)
+    assert _worker_processes() == []
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs sched_setaffinity")
+def test_one_core_gives_the_same_output(big_kb):
+    def run(*, one_core: bool) -> subprocess.CompletedProcess[str]:
+        first_core = min(os.sched_getaffinity(0))
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "generator",
+                "verify",
+                "docs",
+                "--format",
+                "json",
+                "--list-refs",
+            ],
+            cwd=big_kb.root,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            preexec_fn=(lambda: os.sched_setaffinity(0, {first_core})) if one_core else None,
+            check=False,
+        )
+
+    alone, normal = run(one_core=True), run(one_core=False)
+    assert alone.returncode == normal.returncode == 1
+    assert json.loads(alone.stdout) == json.loads(normal.stdout)
+    assert alone.stderr == normal.stderr == ""
+
+
+def test_listed_refs_drop_ignored_checks_too(lib_kb):
+    lib_kb.page("p.md", "`torch/x.py:1` lib/core.py:99 lib/core.py:6\n")
+    report = lib_kb.verify(ignore=["unattributed"])
+    assert [f.check for f in report.findings] == ["range-outside-file"]
+    assert [(r.ref.text, [f.check for f in r.findings], r.status) for r in report.refs] == [
+        ("torch/x.py:1", [], "ok"),
+        ("lib/core.py:99", ["range-outside-file"], "error"),
+        ("lib/core.py:6", [], "ok"),
+    ]
+    assert len(report.refs) == 3
+    assert report.refs[1].ref.page == "docs/p.md"
+
+
+def test_only_the_blobs_whose_lines_are_checked_are_read(lib_kb):
+    # The first page opens the clone; the next ones are read ahead of their checks, which must
+    # not read a blob that the checks themselves would not.
+    lib_kb.page("a.md", "lib/util.py:1\n")
+    lib_kb.page(
+        "b.md",
+        "`lib/renamed.py` (a whole file), ./lib/sub:3 (a directory), lib/missing.py:2, "
+        "../lib/core.py:1, [t](https://github.com/acme/lib/tree/main/lib/core.py)\n",
+    )
+    lib_kb.page("c.md", "lib/core.py:3\n", dedent=False)
+    lib_kb.page("d.md", "lib/sub/core.py:2\n", dedent=False)
+    missing = "b" * 40
+    lib_kb.page("e.md", f"---\nupstream: lib\npin: {missing}\n---\nlib/renamed.py:1\n")
+    report = lib_kb.verify(workers=1)
+    assert [f.check for f in report.findings if f.page == "docs/b.md"] == [
+        "not-a-file",
+        "file-missing",
+        "path-escape",
+        "not-a-file",
+        "unpinned-permalink",
+    ]
+    assert [f.check for f in report.findings if f.page == "docs/e.md"] == ["commit-missing"]
+    # lib/util.py, lib/core.py and lib/sub/core.py: nothing for b.md and e.md.
+    assert report.blob_reads == 3

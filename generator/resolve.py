@@ -563,7 +563,16 @@ class Resolver:
         return upstreams
 
     def _tree(self, upstream: Upstream, context: PageContext) -> dict[str, Any]:
-        return self.store(upstream).tree(self.commit_for(upstream, context))
+        """The files at the page's commit of ``upstream``; none when the clone lacks it."""
+        commit = self.commit_for(upstream, context)
+        store = self.store(upstream)
+        if commit != upstream.pin and store.resolve(commit) != commit:
+            return {}  # `_attribute` reports commit-missing
+        return store.tree(commit)
+
+    def _commit_missing(self, upstream: Upstream, context: PageContext) -> bool:
+        commit = self.commit_for(upstream, context)
+        return commit != upstream.pin and self.store(upstream).resolve(commit) != commit
 
     def _search(
         self, path: str, result: ResolvedRef, context: PageContext
@@ -572,8 +581,8 @@ class Resolver:
         upstreams = self._searched_upstreams(context)
         if context.upstream:
             own = self.manifest.upstreams[context.upstream]
-            if path in self._tree(own, context):
-                return [(own, path)]
+            if self._commit_missing(own, context) or path in self._tree(own, context):
+                return [(own, path)]  # a missing pin is reported once, as commit-missing
         candidates = [(u, found) for u in upstreams for found in self._matches(u, context, path)]
         if context.upstream and len(candidates) > 1:
             own_only = [c for c in candidates if c[0].name == context.upstream]

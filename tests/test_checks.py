@@ -203,6 +203,9 @@ def test_bad_page_pins_and_upstreams(lib_kb):
     missing = "b" * 40
     result = findings(lib_kb, "lib/core.py:1 lib/core.py:2\n", f"upstream: lib\npin: {missing}\n")
     assert [r[0] for r in result] == ["commit-missing"]  # once per page, not once per ref
+    # A bare name on such a page is not searched for in a commit the clone does not have.
+    result = findings(lib_kb, "core.py:1 and core.py:2\n", f"upstream: lib\npin: {missing}\n")
+    assert [r[0] for r in result] == ["commit-missing"]
 
 
 def test_page_problems_become_findings(lib_kb):

@@ -171,7 +171,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-site-") as temporary:
         directory = Path(temporary)
         ratios = [
-            compare("demo (7 pages)", demo_corpus(directory), args.runs),
+            compare(
+                f"demo ({sum(1 for _ in (ROOT / 'docs').rglob('*.md'))} pages)",
+                demo_corpus(directory),
+                args.runs,
+            ),
             compare(
                 f"generated ({args.pages} pages)",
                 generated_corpus(directory, args.pages, rng),

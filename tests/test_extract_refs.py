@@ -260,3 +260,16 @@ def test_extractor_never_crashes_and_positions_point_inside_the_line(text):
         line = lines[ref.line - 1]
         assert 1 <= ref.column <= len(line)
         assert line[ref.column - 1 :].startswith(ref.text)
+
+
+def test_quoted_regions_are_not_searched_for_refs() -> None:
+    from generator.extract.refs import QUOTED_END, QUOTED_START
+
+    text = (
+        f"a.py:1\n\n{QUOTED_START}\n\n> b.py:2\n\n{QUOTED_END}\n\nc.py:3\n\n"
+        f"{QUOTED_START}\n\n> d.py:4 (an unclosed region runs to the end)\n"
+    )
+    assert [r.text for r in extract_refs(scan(text), "p.md")] == ["a.py:1", "c.py:3"]
+    # Inside a blockquote a marker is text, not a marker: quoted text cannot end the region.
+    nested = f"{QUOTED_START}\n\n> {QUOTED_END}\n> e.py:5\n\n{QUOTED_END}\n\nf.py:6\n"
+    assert [r.text for r in extract_refs(scan(nested), "p.md")] == ["f.py:6"]

@@ -334,3 +334,26 @@ def test_hostile_file_names_without_a_local_head_build_harmless(tmp_path: Path) 
             assert not (value and "KBX" in value), (tag, name, value)
     rows = [n for n in doc.names if n == "tr"]
     assert len(rows) >= 10 + len(files)  # metadata, scope and index tables kept their rows
+
+
+def test_the_quoted_description_may_cite_what_the_pr_deletes(
+    widgets: tuple[KB, gh.FixturePR],
+    server: gh.FakeGitHub,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Quoted GitHub text cites code as it was; it is not the page's claim, so not checked."""
+    kb, pr = widgets
+    gh.serve_pr(server, pr)
+    body = "Removes `pkg/mod_200.py:1-3` (deleted here) and tidies `pkg/mod_000.py:5`."
+    server.add(gh.PULL, gh.Reply(body={**pr.pull_json(server.url), "body": body}))
+    output = kb.docs / "analysis" / "quoting.md"
+    assert run_pr(kb, server, monkeypatch, f"{gh.OWNER}/{gh.REPO}", "7", "-o", str(output)) == 0
+    text = output.read_text("utf-8")
+    assert "> Removes `pkg/mod_200.py:1-3` (deleted here)" in text
+    report = kb.verify(str(output.relative_to(kb.root)))
+    assert report.errors == 0
+    assert not any(r.ref.text.startswith("pkg/mod_200.py") for r in report.refs)
+    # The same citation outside the quote is the page's own claim, and is checked.
+    output.write_text(text + "\nThe PR removes `pkg/mod_200.py:1-3`.\n", "utf-8")
+    report = kb.verify(str(output.relative_to(kb.root)))
+    assert [f.check for f in report.findings] == ["file-missing"]

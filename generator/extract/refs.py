@@ -302,8 +302,37 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
 
     if options.route_prefixes:
         records.extend(_whole_file_records(layout, options.route_prefixes, records))
+    if QUOTED_START in text:
+        quoted = quoted_lines(text[body_start:], layout.position(body_start)[0])
+        records = [record for record in records if record[0] not in quoted]
     records.sort(key=_position)
     return records
+
+
+QUOTED_START, QUOTED_END = "[kb:quoted]: #", "[kb:quoted-end]: #"
+"""Lines between these markers quote someone else's text (a PR's description, its review
+comments): the generators wrap them so, because such text cites code as it was when written
+(paths the PR deletes, lines at the base), which is not this page's claim. References there are
+not extracted, hence neither checked nor linked. A marker counts on a line of its own; it is a
+Markdown link reference definition, so it renders as nothing and is not HTML (quoted text itself
+is a ``>`` blockquote, so it cannot end the region early)."""
+
+
+def quoted_lines(body: str, first_line: int = 1) -> set[int]:
+    """Page lines inside quoted regions (markers included); an unclosed region runs to the end."""
+    lines: set[int] = set()
+    start: int | None = None
+    number = first_line - 1
+    for number, line in enumerate(body.split("\n"), first_line):
+        marker = line.strip()
+        if marker == QUOTED_START and start is None:
+            start = number
+        elif marker == QUOTED_END and start is not None:
+            lines.update(range(start, number + 1))
+            start = None
+    if start is not None:
+        lines.update(range(start, number + 1))
+    return lines
 
 
 def _position(record: RefRecord) -> tuple[int, int]:

@@ -174,8 +174,6 @@ class Ingester:
         self.options = options
         self.verifier = Verifier(manifest, self.docs_root)
         self._scratch = tempfile.TemporaryDirectory(prefix="kb-ingest-")
-        self._notes: list[tuple[CodeRef, str]] = []
-        """Why a branch link was left unpinned, for the report."""
 
     def close(self) -> None:
         self.verifier.close()
@@ -204,8 +202,8 @@ class Ingester:
 
         candidate = parse_page(render_page(page, meta), destination, display, rel)
         report = self._verify(candidate)
-        final_body, ref_fixes, edits = _rewrite_refs(
-            candidate, report.refs, display, self._same_code_at_pin
+        final_body, ref_fixes, edits, unpinned = _rewrite_refs(
+            candidate, report.refs, display, self._why_not_pinnable
         )
         final = parse_page(render_page(candidate, body=final_body), destination, display, rel)
         _check_nothing_dropped(page, final, edits)
@@ -225,9 +223,8 @@ class Ingester:
                 "check the lines, then link to the commit they come from",
                 ref.text,
             )
-            for ref, why in self._notes
+            for ref, why in unpinned
         ]
-        self._notes.clear()
         result.findings = _unique(
             [
                 *(f for f in report.findings if f.page == display),
@@ -403,42 +400,30 @@ class Ingester:
             if missing:
                 put("depends_on", [*depends, *missing], "the deep dive of the same PR")
 
-    def _same_code_at_pin(self, resolved: ResolvedRef) -> bool:
-        """Whether a branch link's lines read the same at the branch head and at the pin.
-
-        Pinning a link to a commit that shows other code would silently change what it cites.
-        """
+    def _why_not_pinnable(self, resolved: ResolvedRef) -> str | None:
+        """Why a branch link cannot be pinned: its lines do not read the same at the branch head
+        and at the pin (pinning would silently change what it cites); ``None`` when they do."""
         ref = resolved.ref
         upstream = self.manifest.upstreams.get(resolved.upstream or "")
         if upstream is None or resolved.commit is None or not resolved.path or not ref.revision:
-            return False
+            return "it names no file of a configured upstream"
         store = self.verifier.resolver.store(upstream)
         head = store.resolve(ref.revision)
         if head is None:
-            self._notes.append((ref, f"'{ref.revision}' is not in the clone of {upstream.name}"))
-            return False
+            return f"'{ref.revision}' is not in the clone of {upstream.name}"
         if head == resolved.commit:
-            return True
+            return None
         at_head = store.tree(head).get(resolved.path)
         at_pin = store.tree(resolved.commit).get(resolved.path)
         if at_head is None or at_pin is None:
-            self._notes.append((ref, f"the file is not at both {head[:7]} and the pin"))
-            return False
+            return f"the file is not at both {head[:7]} and the pin"
         if ref.start is None or at_head.sha == at_pin.sha:
-            return True
+            return None
         end = ref.end or ref.start
-        if (
-            store.blob(at_head.sha).lines[ref.start - 1 : end]
-            != store.blob(at_pin.sha).lines[ref.start - 1 : end]
-        ):
-            self._notes.append(
-                (
-                    ref,
-                    f"lines {ref.start}-{end} at '{ref.revision}' ({head[:7]}) differ from the pin",
-                )
-            )
-            return False
-        return True
+        lines = slice(ref.start - 1, end)
+        if store.blob(at_head.sha).lines[lines] != store.blob(at_pin.sha).lines[lines]:
+            return f"lines {ref.start}-{end} at '{ref.revision}' ({head[:7]}) differ from the pin"
+        return None
 
     def _meta(self, rel: str) -> dict[str, Any]:
         source = self.docs_root / rel
@@ -563,24 +548,29 @@ def _rewrite_refs(
     page: Page,
     resolved_refs: Sequence[ResolvedRef],
     display: str,
-    same_code_at_pin: Callable[[ResolvedRef], bool],
-) -> tuple[str, list[Fix], list[_Edit]]:
+    why_not_pinnable: Callable[[ResolvedRef], str | None],
+) -> tuple[str, list[Fix], list[_Edit], list[tuple[CodeRef, str]]]:
     """The body with each uniquely resolved bare, absolute or unpinned reference rewritten.
 
-    A branch link is pinned only when ``same_code_at_pin`` says its lines read the same there.
+    A branch link is pinned only when ``why_not_pinnable`` has no objection; the links left
+    unpinned come back with its reason.
     """
     text = page.text or ""
     starts = [0]
     for line in text.split("\n"):
         starts.append(starts[-1] + len(line) + 1)
     wanted: list[tuple[int, str, str, int, int, str]] = []
+    unpinned: list[tuple[CodeRef, str]] = []
     for resolved in resolved_refs:
         ref = resolved.ref
         replacement = _canonical(resolved) if ref.page == display else None
         if replacement is None:
             continue
-        if ref.form is RefForm.PERMALINK and not same_code_at_pin(resolved):
-            continue
+        if ref.form is RefForm.PERMALINK:
+            why = why_not_pinnable(resolved)
+            if why is not None:
+                unpinned.append((ref, why))
+                continue
         offset = starts[ref.line - 1] + ref.column - 1
         if offset < page.body_start or text[offset : offset + len(ref.text)] != ref.text:
             log.warning("%s:%d: '%s' not found where expected; left", display, ref.line, ref.text)
@@ -602,7 +592,7 @@ def _rewrite_refs(
         cursor = offset + len(before)
         fixes.append(Fix(line, what, before, after, column))
     pieces.append(text[cursor:])
-    return "".join(pieces), fixes, edits
+    return "".join(pieces), fixes, edits, unpinned
 
 
 def _canonical(resolved: ResolvedRef) -> str | None:

@@ -123,7 +123,8 @@ class SectionState:
     """False when it comes before a section the seed puts ahead of it."""
 
     def describe(self) -> str:
-        label = f"{self.section.number} {self.section.name}".strip()
+        number, name = self.section.number, self.section.name
+        label = f"{number} {name}" if number else name
         if self.heading is None:
             return f"section '{label}' is missing"
         return f"section '{label}' (line {self.heading.line}) is out of the seed's order"

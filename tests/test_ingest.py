@@ -425,3 +425,25 @@ def test_a_directory_is_ingested_with_its_sub_folders(
     empty.mkdir()
     assert run(str(empty)) == 2
     assert "no Markdown files (*.md) in this directory" in capsys.readouterr().err
+
+
+def test_sections_out_of_the_seeds_order_and_pages_without_code_are_reported(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    review = tmp_path / "swapped.md"
+    review.write_text(
+        "# Review of PR #2\n\n## 1. PR Summary\nx\n\n## 2. GitHub Review Comments\nNone.\n\n"
+        "## 3. Critical Issues [P0/P1]\n- **[P1]** `minitrain/backends/megatron/actor.py:66` - y\n"
+        "\n## 4. Questions for Author\n- Why?\n",
+        "utf-8",
+    )
+    assert run(str(review), *PR2, "--spec", "001-minitrain-knowledge-base") == 0  # warnings
+    out = capsys.readouterr().out
+    assert "warning[section-order] section 'GitHub Review Comments' (line" in out
+    assert "is out of the seed's order" in out
+    assert "no-code-refs" not in out
+    prose = tmp_path / "prose.md"
+    prose.write_text("# Thoughts\n\nNo code cited here at all.\n", "utf-8")
+    assert run(str(prose), "--spec", "001-minitrain-knowledge-base", "--strict") == 1
+    out = capsys.readouterr().out
+    assert "prose.md:1:1: warning[no-code-refs] the page cites no code" in out

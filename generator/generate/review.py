@@ -49,6 +49,7 @@ from generator.generate.pr import (
     write_new_file,
 )
 from generator.github import GitHubClient, PullRequest, ReviewComment
+from generator.gitstore import GitStore, RepositoryUnavailable
 from generator.manifest import Manifest
 from generator.model import Upstream
 from generator.pages import read_page
@@ -379,31 +380,38 @@ def changed_lines(upstream: Upstream, base: str, head: str) -> dict[str, set[int
     Read from the upstream's clone (``git diff`` with rename detection); raises `PrError` when
     the clone or either commit is missing.
     """
-    if upstream.clone_dir is None or not upstream.clone_dir.is_dir():
+    try:
+        if upstream.clone_dir is None:
+            raise RepositoryUnavailable(upstream.name)
+        store = GitStore(upstream.clone_dir)
+    except RepositoryUnavailable:
         raise PrError(
             f"no clone of '{upstream.name}' to read the change from; run: python -m generator "
             "upstreams fetch"
-        )
+        ) from None
     try:
-        repo = git.Repo(upstream.clone_dir)
-        diff = repo.git.diff(base, head, "-M", "-U0", "--no-color", "--no-ext-diff")
+        diff = store.repo.git.diff(base, head, "-M", "-U0", "--no-color", "--no-ext-diff")
     except git.GitCommandError as error:
         raise PrError(
             f"cannot diff {base[:12]}..{head[:12]} in the clone of '{upstream.name}' "
             f"({error.stderr.strip() or error}); fetch both commits into it"
         ) from error
+    finally:
+        store.close()
     return {path: touched_lines(patch)[0] for path, patch in _patches_from_diff(diff).items()}
 
 
-def _spans(lines: set[int]) -> str:
-    ordered = sorted(lines)
-    spans: list[str] = []
-    for number in ordered:
-        if spans and number == int(spans[-1].split("-")[-1]) + 1:
-            spans[-1] = f"{spans[-1].split('-')[0]}-{number}"
+def _spans(lines: set[int], most: int = 8) -> str:
+    """``3-5, 9, 12-14``: the line numbers as runs, at most ``most`` of them named."""
+    runs: list[list[int]] = []
+    for number in sorted(lines):
+        if runs and number == runs[-1][1] + 1:
+            runs[-1][1] = number
         else:
-            spans.append(str(number))
-    return ", ".join(spans[:8]) + (f" and {len(spans) - 8} more" if len(spans) > 8 else "")
+            runs.append([number, number])
+    shown = [str(a) if a == b else f"{a}-{b}" for a, b in runs[:most]]
+    more = f" and {len(runs) - most} more" if len(runs) > most else ""
+    return ", ".join(shown) + more
 
 
 def item_problems(

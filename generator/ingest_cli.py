@@ -7,12 +7,14 @@ import difflib
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator.generate.source import Placement
-from generator.ingest import Ingested, IngestError, IngestOptions, ingest
 from generator.sections import ANALYSIS_KINDS
 from generator.specs import SPEC_STATUSES
+
+if TYPE_CHECKING:  # the importer loads the GitHub client: not for every command's start-up
+    from generator.ingest import Ingested, IngestError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -79,6 +81,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
 
 def run_ingest(args: argparse.Namespace) -> int:
     from generator.cli import _manifest, _ProgressLine
+    from generator.ingest import Ingested, IngestError, IngestOptions, ingest
     from generator.verify import docs_root_for
 
     manifest = _manifest(args.manifest)
@@ -140,6 +143,7 @@ def _pull_commits(args: argparse.Namespace, manifest: Any) -> tuple[str | None, 
     if args.pr is None or args.upstream is None or (args.base and args.pin):
         return args.base, args.pin
     from generator.github import GitHubClient, GitHubError, default_cache_dir
+    from generator.ingest import IngestError
 
     upstream = manifest.upstreams.get(args.upstream)
     slug = upstream.github_slug if upstream is not None else None
@@ -205,6 +209,7 @@ def _summary(done: list[Ingested], failed: int, dry_run: bool) -> str:
 
 
 def _json(results: list[Ingested | IngestError], dry_run: bool) -> dict[str, Any]:
+    from generator.ingest import IngestError
     from generator.report import report_json
     from generator.verify import Report
 

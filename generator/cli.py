@@ -91,6 +91,13 @@ def _add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--strict", action="store_true", help="fail on warnings too")
     parser.add_argument(
+        "--no-cache",
+        dest="cache",
+        action="store_false",
+        help="verify every page afresh, and leave the verification cache as it is (default: "
+        "take unchanged pages from it; it is kept in the upstreams' cache_dir)",
+    )
+    parser.add_argument(
         "--ignore",
         action="append",
         default=[],
@@ -275,6 +282,7 @@ def _run_verify(args: argparse.Namespace) -> int:
             docs_root=args.docs_root,
             ignore=args.ignore,
             progress=on_progress,
+            cache=args.cache,
         )
     finally:
         progress.done()

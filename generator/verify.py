@@ -22,10 +22,10 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from pathlib import Path
-from typing import NamedTuple, overload
+from typing import NamedTuple, Protocol, overload
 
 import yaml
 
@@ -35,7 +35,7 @@ from generator.extract.links import extract_anchors
 from generator.extract.refs import RefRecord, ref_records
 from generator.linkcheck import LinkChecker
 from generator.manifest import ConfigError, Manifest, find_manifest, load_manifest
-from generator.model import CodeRef, Finding, ResolvedRef, Severity
+from generator.model import CodeRef, Finding, Link, ResolvedRef, Severity
 from generator.pages import Page, parse_page, problem_findings
 from generator.resolve import (
     HeldRef,
@@ -45,6 +45,13 @@ from generator.resolve import (
     relocated_findings,
 )
 from generator.specs import governance_findings
+from generator.verify_cache import (
+    CachedPage,
+    CachedTarget,
+    VerifyCache,
+    page_digest,
+    page_key,
+)
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +108,7 @@ class ResolvedRefs(Sequence[ResolvedRef]):
         self,
         page: str,
         records: list[RefRecord],
-        verdicts: list[ResolvedRef],
+        verdicts: Sequence[Target],
         findings: dict[int, list[Finding]],
     ) -> None:
         """The references of one page: ``verdicts[i]`` is what ``records[i]`` cites, and
@@ -157,10 +164,23 @@ class ResolvedRefs(Sequence[ResolvedRef]):
         return self._built
 
 
+class Target(Protocol):
+    """Where a reference leads: a `ResolvedRef`, or what the cache keeps of one."""
+
+    @property
+    def upstream(self) -> str | None: ...
+
+    @property
+    def commit(self) -> str | None: ...
+
+    @property
+    def path(self) -> str | None: ...
+
+
 class _PageRefs(NamedTuple):
     page: str
     records: list[RefRecord]
-    verdicts: list[ResolvedRef]
+    verdicts: Sequence[Target]
     findings: dict[int, list[Finding]]
 
 
@@ -270,13 +290,36 @@ class _Extracted(NamedTuple):
     """The page's references; None when the page could not be read as text."""
     links: int
     link_findings: list[Finding]
+    kept: tuple[list[Link], set[str] | None] | None = None
+    """With a cache: the page's links and anchors, for its entry."""
+    cached: CachedPage | None = None
+    """The page's entry in the cache, when it was found there: nothing is left to resolve."""
+
+
+class _Checked(NamedTuple):
+    """What resolving one page's references found (see `CachedPage`)."""
+
+    findings: list[Finding]
+    verdicts: Sequence[Target]
+    ref_findings: dict[int, list[Finding]]
 
 
 class Verifier:
-    """Verifies pages against one manifest; reusable across runs (clones stay open)."""
+    """Verifies pages against one manifest; reusable across runs (clones stay open).
 
-    def __init__(self, manifest: Manifest, docs_root: Path, ignore: Iterable[str] = ()) -> None:
+    With a ``cache`` (loaded), a page whose bytes it holds is not read for references again, and
+    each run stores and saves what it found in the pages it did read.
+    """
+
+    def __init__(
+        self,
+        manifest: Manifest,
+        docs_root: Path,
+        ignore: Iterable[str] = (),
+        cache: VerifyCache | None = None,
+    ) -> None:
         self.manifest = manifest
+        self.cache = cache
         self.docs_root = docs_root.resolve()
         self.ignore = frozenset(ignore)
         unknown = sorted(self.ignore - set(CHECKS))
@@ -297,6 +340,11 @@ class Verifier:
         # those of them already read: a link may need a page's anchors before its turn comes.
         self._run_files: dict[str, PageFile] = {}
         self._run_parsed: dict[str, _Parsed] = {}
+        # With a cache: every page's bytes and digest, read before the run, and its entry with
+        # the page it restores, for those the cache holds.
+        self._run_data: dict[PageFile, tuple[bytes, bytes]] = {}
+        self._run_cached: dict[PageFile, tuple[CachedPage, _Parsed]] = {}
+        self._target_pool: dict[CachedTarget, CachedTarget] = {}
         # The run's link checker (it knows the run's tree); dropped after the run, as it holds
         # this verifier, which would otherwise only go with the cycle collector.
         self._links: LinkChecker | None = None
@@ -323,6 +371,8 @@ class Verifier:
         self._run_parsed = {}
         self._links = LinkChecker(self.docs_root, self._anchors_of)
         with _collector_paused():
+            if self.cache is not None:
+                self._look_up(files)
             extracted_pages = self._extract_all(files, workers)
             try:
                 for done, extracted in enumerate(extracted_pages, 1):
@@ -333,6 +383,9 @@ class Verifier:
             finally:
                 extracted_pages.close()
                 self._run_files, self._run_parsed, self._links = {}, {}, None
+                self._run_data, self._run_cached = {}, {}
+            if self.cache is not None:
+                self.cache.save()
         report.pages = len(pages)
         report.refs = refs
         # Governance (generator/specs.py): lifecycle fields, specs, learning paths.
@@ -347,10 +400,29 @@ class Verifier:
         parsed = self._parsed.get(rel)
         return parsed.page if parsed is not None else None
 
+    def _look_up(self, files: Sequence[PageFile]) -> None:
+        """Read every page and find those the cache holds as they are now."""
+        assert self.cache is not None
+        for file in files:
+            data = file.source.read_bytes()
+            digest = page_digest(data)
+            self._run_data[file] = (data, digest)
+            entry = self.cache.get(page_key(file.display, file.rel, file.source), digest)
+            if entry is None:
+                continue
+            parsed = _Parsed(file, entry.restored_page(data))
+            parsed._anchors = entry.anchors
+            self._run_cached[file] = (entry, parsed)
+            self._parsed[file.rel] = parsed
+            if self._run_files.get(file.rel) is file:
+                self._run_parsed[file.rel] = parsed
+
     def _parse(self, file: PageFile) -> _Parsed:
         parsed = self._run_parsed.get(file.rel)
         if parsed is None or parsed.file is not file:
-            page = parse_page(file.source.read_bytes(), file.source, file.display, file.rel)
+            known = self._run_data.get(file)
+            data = known[0] if known is not None else file.source.read_bytes()
+            page = parse_page(data, file.source, file.display, file.rel)
             parsed = _Parsed(file, page)
             if self._run_files.get(file.rel) is file:
                 self._run_parsed[file.rel] = parsed
@@ -377,38 +449,78 @@ class Verifier:
         self._parsed[file.rel] = _Parsed(file, page)
 
     def _extract(self, file: PageFile) -> _Extracted:
-        """Read one page and find its references and links, and check the links."""
-        parsed = self._parse(file)
-        page, layout = parsed.page, parsed.layout
-        if layout is None:
-            return _Extracted(page, None, 0, [])
-        records = ref_records(layout, self.options)
-        links = extract_links(layout, page.display)
+        """Read one page and find its references and links, and check the links (only check
+        them, for a page the cache holds)."""
         assert self._links is not None, "pages are read during a run"
         check = self._links.check
+        cached = self._run_cached.get(file)
+        if cached is not None:
+            entry, parsed = cached
+            page = parsed.page
+            link_findings = [
+                finding for link in entry.links for finding in check(link, page.rel, page.source)
+            ]
+            return _Extracted(page, entry.records, len(entry.links), link_findings, cached=entry)
+        parsed = self._parse(file)
+        page, layout = parsed.page, parsed.layout
+        kept = None
+        if layout is None:
+            if self.cache is not None:
+                kept = ([], None)
+            return _Extracted(page, None, 0, [], kept)
+        records = ref_records(layout, self.options)
+        links = extract_links(layout, page.display)
         link_findings = [
             finding for link in links for finding in check(link, page.rel, page.source)
         ]
-        return _Extracted(page, records, len(links), link_findings)
+        if self.cache is not None:
+            kept = (links, parsed.anchors())
+        return _Extracted(page, records, len(links), link_findings, kept)
 
     def _extract_all(self, files: Sequence[PageFile], workers: int) -> Iterator[_Extracted]:
-        """`_extract` of every file, in order."""
-        if workers < 2 or len(files) < PARALLEL_MINIMUM_PAGES or not _can_fork():
+        """`_extract` of every file, in order. Only pages the cache does not hold are worth
+        sharing with a forked process."""
+        cached = self._run_cached
+        fresh = [file for file in files if file not in cached] if cached else files
+        if workers < 2 or len(fresh) < PARALLEL_MINIMUM_PAGES or not _can_fork():
             for file in files:
                 yield self._extract(file)
             return
-        yield from _Forked(self, files).extracted()
+        forked = _Forked(self, fresh).extracted()
+        try:
+            for file in files:
+                yield self._extract(file) if file in cached else next(forked)
+        finally:
+            forked.close()
 
     def _check(self, extracted: _Extracted, report: Report, refs: ResolvedRefs) -> None:
-        """Resolve one page's references and add its findings, in the page's order."""
+        """Resolve one page's references (or take what the cache holds) and add its findings,
+        in the page's order."""
         page = extracted.page
-        report.findings.extend(problem_findings(page))
-        records = extracted.records
-        if records is None:
+        cached = extracted.cached
+        if cached is not None:
+            checked = _Checked(cached.findings, cached.targets, cached.ref_findings)
+        else:
+            checked = self._resolve_page(page, extracted.records)
+            if extracted.kept is not None:
+                self._store(page, extracted, checked)
+        report.findings.extend(checked.findings)
+        if extracted.records is None:
             return
+        refs.add_page(page.display, extracted.records, checked.verdicts, checked.ref_findings)
+        report.links += extracted.links
+        report.findings.extend(extracted.link_findings)
+
+    def _resolve_page(self, page: Page, records: list[RefRecord] | None) -> _Checked:
+        """What the page's frontmatter and references yield: its findings but those of links."""
+        page_findings = problem_findings(page)
+        verdicts: list[ResolvedRef] = []
+        findings: dict[int, list[Finding]] = {}
+        if records is None:
+            return _Checked(page_findings, verdicts, findings)
         display = page.display
         context = page_context(display, page.meta, self.manifest)
-        report.findings.extend(context.findings)
+        page_findings.extend(context.findings)
         resolver = self.resolver
         known = resolver.verdicts_in(context)
         held = context.held
@@ -419,8 +531,6 @@ class Verifier:
                 resolver.read_ahead(new, context)
         occurrences: dict[str, int] = {}
         matched: set[tuple[str, int]] = set()
-        verdicts: list[ResolvedRef] = []
-        findings: dict[int, list[Finding]] = {}
         for index, record in enumerate(records):
             held_ref = None
             if held:
@@ -434,19 +544,18 @@ class Verifier:
                 if verdict.findings:
                     found = relocated_findings(CodeRef(display, *record), verdict)
                     findings[index] = found
-                    report.findings.extend(found)
+                    page_findings.extend(found)
             else:
                 ref = CodeRef(display, *record)
                 matched.add((held_ref.text, held_ref.occurrence))
                 verdict = resolver.resolve(ref, context.held_at(held_ref))
                 verdict.findings.append(_held_finding(ref, held_ref))
                 findings[index] = verdict.findings
-                report.findings.extend(verdict.findings)
+                page_findings.extend(verdict.findings)
             verdicts.append(verdict)
-        refs.add_page(display, records, verdicts, findings)
         for key, held_ref in held.items():
             if key not in matched:
-                report.findings.append(
+                page_findings.append(
                     Finding(
                         severity_of("held-ref-unmatched"),
                         "held-ref-unmatched",
@@ -458,8 +567,38 @@ class Verifier:
                         "remove the entry from held_refs",
                     )
                 )
-        report.links += extracted.links
-        report.findings.extend(extracted.link_findings)
+        return _Checked(page_findings, verdicts, findings)
+
+    def _store(self, page: Page, extracted: _Extracted, checked: _Checked) -> None:
+        """Keep what the run found in ``page`` in the cache."""
+        assert self.cache is not None and extracted.kept is not None
+        file = PageFile(page.source, page.display, page.rel)
+        known = self._run_data.get(file)
+        if known is None:  # not read by this run's look-up (it cannot happen, but be safe)
+            return
+        links, anchors = extracted.kept
+        # The bytes and text are left out: a run that finds the entry has just read them.
+        bare = replace(page, raw=b"", text=None if page.text is None else "")
+        # What a listing needs of each verdict, one tuple per target, shared across pages (so
+        # stored once): a verdict's own reference and findings are not needed again.
+        pool = self._target_pool
+        targets = []
+        for verdict in checked.verdicts:
+            target = CachedTarget(verdict.upstream, verdict.commit, verdict.path)
+            targets.append(pool.setdefault(target, target))
+        self.cache.store(
+            page_key(page.display, page.rel, page.source),
+            CachedPage(
+                known[1],
+                bare,
+                extracted.records,
+                links,
+                anchors,
+                checked.findings,
+                targets,
+                checked.ref_findings,
+            ),
+        )
 
 
 @contextlib.contextmanager
@@ -512,11 +651,14 @@ def verify(
     ignore: Iterable[str] = (),
     progress: Progress | None = None,
     workers: int | None = None,
+    cache: bool = False,
 ) -> Report:
     """Verify every page under ``paths``. Raises `ConfigError` for configuration problems.
 
     ``workers``: how many processes read and scan pages (default: one per available core, at
-    most two); the report does not depend on it.
+    most two); the report does not depend on it. ``cache``: take pages nobody changed since the
+    last run from the verification cache (`generator.verify_cache`), and update it; the report
+    does not depend on it either.
     """
     path_objects = [Path(p) for p in paths]
     if manifest_path is None:
@@ -538,7 +680,11 @@ def verify(
         )
     if workers is None:
         workers = min(_MAX_WORKERS, available_cores())
-    with Verifier(manifest, root, ignore) as verifier:
+    verify_cache = None
+    if cache:
+        verify_cache = VerifyCache.for_docs(manifest, root)
+        verify_cache.load()
+    with Verifier(manifest, root, ignore, verify_cache) as verifier:
         return verifier.verify(files, progress, workers)
 
 

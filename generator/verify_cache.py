@@ -1,0 +1,247 @@
+"""What earlier runs found, so that a page nobody changed is not verified again.
+
+A page's verdicts follow from four things: its bytes, the configuration (``upstreams.yaml``, the
+docs directory), this program, and what each upstream's clone holds. A pin is a commit, whose files
+never change, but a clone does: a fetch may bring a commit that a page cites, a branch a permalink
+names may move. So the cache is one file per docs directory, stamped with a fingerprint of the
+last three (the clones by their refs, ``FETCH_HEAD`` and their packs, all of which a fetch
+changes); when the stamp differs, every page is verified afresh. Within it, a page is found by
+its path and the digest of its bytes.
+
+A page taken from the cache brings back what resolving its references found, the references
+themselves (for ``--list-refs`` and the site), its links and its anchors. Its links are checked
+again on every run, as they depend on other pages and files.
+
+The file is a pickle, written atomically (a new file renamed over the old one), in the
+upstreams' ``cache_dir`` (``.verify-cache/``, beside the clones, ignored by git), so it is
+as trusted as the clones beside it. A file that cannot be read is ignored and written anew; one
+that cannot be written costs only the next run's speed.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import logging
+import os
+import pickle
+import sys
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import NamedTuple
+
+import yaml
+
+from generator.extract.refs import RefRecord
+from generator.manifest import Manifest
+from generator.model import Finding, Link
+from generator.pages import Page
+
+log = logging.getLogger(__name__)
+
+CACHE_FORMAT = 1
+"""Raised when what the cache holds changes shape (the program's fingerprint covers the rest)."""
+CACHE_DIRECTORY = ".verify-cache"
+"""Inside the manifest's ``cache_dir``; upstream names cannot start with a dot."""
+_PACKAGE = Path(__file__).resolve().parent
+
+
+class CachedTarget(NamedTuple):
+    """What a listing of references needs of a verdict (a `ResolvedRef`)."""
+
+    upstream: str | None
+    commit: str | None
+    path: str | None
+
+
+@dataclass
+class CachedPage:
+    """Everything a run learnt about one page, but its links' findings."""
+
+    digest: bytes
+    """blake2b of the page's bytes."""
+    page: Page
+    """The page, kept without its bytes and text (the run has them: it just read them)."""
+    records: list[RefRecord] | None
+    links: list[Link]
+    anchors: set[str] | None
+    findings: list[Finding]
+    """What resolving the page found beyond its links: frontmatter, pins, references."""
+    targets: list[CachedTarget]
+    """``targets[i]``: what ``records[i]`` cites."""
+    ref_findings: dict[int, list[Finding]]
+    """``ref_findings[i]``: the findings of ``records[i]``, where it has any."""
+
+    def restored_page(self, data: bytes) -> Page:
+        """The cached page with ``data``, the bytes it was cached for, put back."""
+        text = None
+        if self.page.text is not None:
+            decoded = data.decode("utf-8")
+            text = decoded[1:] if self.page.bom else decoded
+        return replace(self.page, raw=data, text=text)
+
+
+def page_digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=20).digest()
+
+
+def page_key(display: str, rel: str, source: Path) -> str:
+    """Findings name a page by its display path and links resolve from its source: a page
+    verified under another name is another entry."""
+    return f"{display}\0{rel}\0{source}"
+
+
+class VerifyCache:
+    """The cache file of one docs directory: entries by `page_key`, kept while the fingerprint
+    holds. `load` before a run, `store` each page verified afresh, `save` after it."""
+
+    def __init__(self, path: Path, fingerprint: bytes) -> None:
+        self.path = path
+        self.fingerprint = fingerprint
+        self._entries: dict[str, CachedPage] = {}
+        self._changed = False
+        self.loaded = 0
+        """Entries read from the file (0 when it was missing, stale or unreadable)."""
+
+    @classmethod
+    def for_docs(cls, manifest: Manifest, docs_root: Path) -> VerifyCache:
+        """The cache of ``docs_root``, stamped with the current configuration, program and
+        clones (see the module's documentation)."""
+        docs_root = docs_root.resolve()
+        name = hashlib.blake2b(str(docs_root).encode(), digest_size=8).hexdigest()
+        return cls(
+            manifest.cache_dir / CACHE_DIRECTORY / f"{name}.pickle",
+            run_fingerprint(manifest, docs_root),
+        )
+
+    def load(self) -> None:
+        collecting = gc.isenabled()
+        gc.disable()  # loading makes many objects and no garbage: nothing to collect
+        try:
+            with self.path.open("rb") as stream:
+                fingerprint, entries = pickle.load(stream)
+        except FileNotFoundError:
+            return
+        except Exception as error:  # a damaged or foreign file: start afresh
+            log.warning("ignoring the verification cache %s: %s", self.path, error)
+            self._changed = True
+            return
+        finally:
+            if collecting:
+                gc.enable()
+        if fingerprint != self.fingerprint or not isinstance(entries, dict):
+            log.debug("verification cache %s is stale: every page is verified", self.path)
+            self._changed = True
+            return
+        self._entries = entries
+        self.loaded = len(entries)
+
+    def get(self, key: str, digest: bytes) -> CachedPage | None:
+        entry = self._entries.get(key)
+        return entry if entry is not None and entry.digest == digest else None
+
+    def store(self, key: str, entry: CachedPage) -> None:
+        self._entries[key] = entry
+        self._changed = True
+
+    def save(self) -> None:
+        """Write the entries (dropping those of pages that no longer exist) if any changed."""
+        if not self._changed:
+            return
+        entries = {key: entry for key, entry in self._entries.items() if entry.page.source.exists()}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            descriptor, temporary = tempfile.mkstemp(
+                prefix=self.path.name, suffix=".tmp", dir=self.path.parent
+            )
+            try:
+                with os.fdopen(descriptor, "wb") as stream:
+                    pickle.dump(
+                        (self.fingerprint, entries), stream, protocol=pickle.HIGHEST_PROTOCOL
+                    )
+                written = Path(temporary)
+                written.chmod(0o644)  # as other files are; mkstemp makes it private
+                written.replace(self.path)
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
+        except OSError as error:
+            log.warning("could not write the verification cache %s: %s", self.path, error)
+            return
+        self._changed = False
+
+
+def run_fingerprint(manifest: Manifest, docs_root: Path) -> bytes:
+    """A digest of everything but the pages that a page's verdicts depend on."""
+    digest = hashlib.blake2b(digest_size=20)
+    # Frontmatter is read by PyYAML: another version may read a page otherwise.
+    digest.update(f"{CACHE_FORMAT}\0{sys.version}\0{yaml.__version__}\0{docs_root}\0".encode())
+    digest.update(program_fingerprint(_PACKAGE))
+    digest.update(f"{manifest.path.resolve()}\0".encode())
+    digest.update(_read(manifest.path) or b"")
+    for name in sorted(manifest.upstreams):
+        clone = manifest.upstreams[name].clone_dir
+        digest.update(f"\0{name}\0{clone}\0".encode())
+        if clone is not None:
+            digest.update(clone_state(clone))
+    return digest.digest()
+
+
+def program_fingerprint(package: Path) -> bytes:
+    """A digest of the package's Python sources: a changed check invalidates the cache."""
+    digest = hashlib.blake2b(digest_size=20)
+    for source in sorted(package.rglob("*.py")):
+        digest.update(f"{source.relative_to(package).as_posix()}\0".encode())
+        digest.update(source.read_bytes())
+    return digest.digest()
+
+
+_STATE_FILES = ("HEAD", "packed-refs", "FETCH_HEAD", "shallow", "objects/info/alternates")
+
+
+def clone_state(clone: Path) -> bytes:
+    """What a fetch changes in a clone: its refs, ``FETCH_HEAD``, ``shallow`` and the list of
+    its packs. Empty-handed (but not failing) for a path that is no clone: the run then
+    reports it."""
+    git_dir = _git_directory(clone)
+    if git_dir is None:
+        return b"no clone"
+    parts: list[bytes] = []
+    directories = [git_dir]
+    common = _read(git_dir / "commondir")  # a linked worktree keeps refs in the main one
+    if common is not None:
+        directories.append((git_dir / common.decode().strip()).resolve())
+    for directory in directories:
+        for name in _STATE_FILES:
+            parts += [name.encode(), _read(directory / name) or b"-"]
+        for folder, subfolders, files in os.walk(directory / "refs"):
+            subfolders.sort()
+            for file in sorted(files):
+                path = Path(folder, file)
+                parts += [path.relative_to(directory).as_posix().encode(), _read(path) or b"-"]
+        packs = directory / "objects" / "pack"
+        if packs.is_dir():
+            parts.append("\0".join(sorted(pack.name for pack in packs.iterdir())).encode())
+    return b"\0".join(parts)
+
+
+def _git_directory(clone: Path) -> Path | None:
+    dot_git = clone / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    if dot_git.is_file():  # "gitdir: PATH", as a linked worktree or a submodule has it
+        pointer = (_read(dot_git) or b"").decode(errors="replace").strip()
+        if pointer.startswith("gitdir:"):
+            return (clone / pointer.removeprefix("gitdir:").strip()).resolve()
+        return None
+    if (clone / "HEAD").is_file() and (clone / "refs").is_dir():  # a bare repository
+        return clone
+    return None
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None

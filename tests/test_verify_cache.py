@@ -1,0 +1,210 @@
+"""The verification cache: a warm run reports exactly what a fresh one does, and anything a page's
+verdicts depend on makes its pages verified again."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import subprocess
+from pathlib import Path
+
+from generator.gitbuild import RepoBuilder, run_git
+from generator.manifest import load_manifest
+from generator.report import report_json
+from generator.verify import PARALLEL_MINIMUM_PAGES, Report
+from generator.verify_cache import CACHE_DIRECTORY, VerifyCache, program_fingerprint
+from tests.conftest import KB
+from tests.test_verify import build_pages
+
+
+def cache_files(kb: KB) -> list[Path]:
+    return sorted((kb.root / "cache" / CACHE_DIRECTORY).glob("*.pickle"))
+
+
+def listing(report: Report) -> dict:
+    """The report as `--format json --list-refs` prints it, with every reference's findings."""
+    data = report_json(report, list_refs=True)
+    data["ref_findings"] = [[f.message for f in resolved.findings] for resolved in report.refs]
+    return data
+
+
+def fresh(kb: KB) -> dict:
+    return listing(kb.verify(workers=1))
+
+
+def test_warm_run_reports_what_a_fresh_run_does_without_reading_a_blob(lib_kb):
+    build_pages(lib_kb, 40)  # every kind of reference, link, frontmatter and an undecodable page
+    expected = fresh(lib_kb)
+    assert not cache_files(lib_kb), "a run without the cache writes none"
+
+    first = lib_kb.verify(cache=True)
+    assert listing(first) == expected
+    assert first.blob_reads > 0
+    assert len(cache_files(lib_kb)) == 1
+
+    warm = lib_kb.verify(cache=True)
+    assert listing(warm) == expected
+    assert warm.blob_reads == 0, "every page comes from the cache"
+    assert {"page-encoding", "range-outside-file", "anchor-missing", "ref-needs-review"} <= {
+        finding.check for finding in warm.findings
+    }
+
+
+def test_an_edited_page_is_verified_again_and_the_others_are_not(lib_kb):
+    lib_kb.page("a.md", "# A\n\n`alpha()` (lib/core.py:6-7)\n")
+    lib_kb.page("b.md", "# B\n\nlib/util.py:1-40\n")
+    lib_kb.verify(cache=True)
+
+    lib_kb.page("a.md", "# A\n\n`alpha()` (lib/core.py:6-7) and lib/core.py:99\n")
+    warm = lib_kb.verify(cache=True)
+    assert listing(warm) == fresh(lib_kb)
+    assert [(f.page, f.check) for f in warm.findings] == [("docs/a.md", "range-outside-file")]
+    assert warm.blob_reads == 1, "only a.md's file is read: b.md comes from the cache"
+
+
+def test_links_of_an_unchanged_page_are_checked_again(lib_kb):
+    lib_kb.page("a.md", "# A\n\n[setup](b.md#setup) and [c](c.md)\n")
+    lib_kb.page("b.md", "# B\n\n## Setup\n")
+    lib_kb.page("c.md", "# C\n")
+    assert lib_kb.verify(cache=True).findings == []
+
+    lib_kb.page("b.md", "# B\n\n## Installation\n")  # a.md is unchanged, its link is broken now
+    (lib_kb.docs / "c.md").unlink()
+    warm = lib_kb.verify(cache=True)
+    assert listing(warm) == fresh(lib_kb)
+    assert [(f.page, f.check) for f in warm.findings] == [
+        ("docs/a.md", "anchor-missing"),
+        ("docs/a.md", "link-missing"),
+    ]
+
+
+def test_a_new_pin_verifies_every_page_again(lib_kb):
+    lib_kb.page("a.md", "# A\n\nlib/core.py:6-7 and lib/renamed.py:1\n")
+    assert lib_kb.verify(cache=True).findings == []
+
+    first = run_git(lib_kb.root / "cache" / "lib", "rev-parse", f"{lib_kb.pin}~1").strip()  # type: ignore[attr-defined]
+    lib_kb.upstreams["lib"]["pin"] = first
+    lib_kb.write_manifest()
+    warm = lib_kb.verify(cache=True)
+    assert listing(warm) == fresh(lib_kb)
+    assert [f.check for f in warm.findings] == ["file-missing", "file-missing"]
+    assert "'lib/core.py' does not exist" in warm.findings[0].message
+
+
+def test_a_fetch_into_a_clone_verifies_every_page_again(kb, tmp_path):
+    """A permalink to a commit the clone lacks is an error until a fetch brings the commit."""
+    remote = RepoBuilder.init(tmp_path / "remote")
+    pin = remote.commit({"lib/core.py": "def alpha():\n    return 1\n"}, "Add core")
+    later = remote.commit({"lib/core.py": "def alpha():\n    return 2\n"}, "Change core")
+    run_git(remote.path, "branch", "-f", "next", later)
+    run_git(remote.path, "reset", "-q", "--hard", pin)
+    clone = kb.root / "cache" / "lib"
+    subprocess.run(
+        # --no-local: objects travel as a fetch sends them, so the clone lacks `later`.
+        ["git", "clone", "-q", "--no-local", "--single-branch", str(remote.path), str(clone)],
+        check=True,
+    )
+    kb.upstreams["lib"] = {
+        "url": str(remote.path),
+        "branch": "main",
+        "pin": pin,
+        "prefixes": ["lib/"],
+        "web_url": "https://github.com/acme/lib",
+    }
+    kb.write_manifest()
+    kb.page("a.md", f"# A\n\nhttps://github.com/acme/lib/blob/{later}/lib/core.py#L1-L2\n")
+    assert [f.check for f in kb.verify(cache=True).findings] == ["commit-missing"]
+
+    run_git(clone, "fetch", "-q", "origin", "next")
+    warm = kb.verify(cache=True)
+    assert warm.findings == []
+    assert listing(warm) == fresh(kb)
+
+
+def test_a_changed_program_is_a_new_fingerprint(tmp_path):
+    package = tmp_path / "package"
+    (package / "sub").mkdir(parents=True)
+    (package / "checks.py").write_text("LIMIT = 1\n", "utf-8")
+    (package / "sub" / "refs.py").write_text("FORMS = ()\n", "utf-8")
+    before = program_fingerprint(package)
+    assert program_fingerprint(package) == before
+    (package / "sub" / "refs.py").write_text("FORMS = ('path',)\n", "utf-8")
+    assert program_fingerprint(package) != before
+
+
+def test_pages_shared_with_a_forked_process_mix_with_pages_from_the_cache(lib_kb):
+    count = PARALLEL_MINIMUM_PAGES * 2 + 20
+    build_pages(lib_kb, count)
+    lib_kb.verify(cache=True, workers=2)
+    # Edit every other page: more than enough for a second process, between cached pages.
+    for number in range(0, count, 2):
+        page = lib_kb.docs / f"part{number % 3}" / f"page_{number}.md"
+        page.write_bytes(page.read_bytes() + b"\nlib/core.py:99 and [a](#intro)\n")
+    warm = lib_kb.verify(cache=True, workers=2)
+    assert listing(warm) == fresh(lib_kb)
+    assert listing(lib_kb.verify(cache=True, workers=2)) == fresh(lib_kb)
+
+
+def test_a_damaged_cache_is_ignored_and_written_anew(lib_kb, caplog):
+    lib_kb.page("a.md", "# A\n\nlib/core.py:99\n")
+    expected = fresh(lib_kb)
+    lib_kb.verify(cache=True)
+    (cache,) = cache_files(lib_kb)
+    cache.write_bytes(b"not a pickle at all")
+    with caplog.at_level(logging.WARNING):
+        report = lib_kb.verify(cache=True)
+    assert listing(report) == expected
+    assert "ignoring the verification cache" in caplog.text
+    again = lib_kb.verify(cache=True)
+    assert listing(again) == expected
+    assert again.blob_reads == 0, "the cache was written anew"
+
+
+def test_a_cache_that_cannot_be_written_costs_nothing_but_speed(lib_kb, caplog):
+    lib_kb.page("a.md", "# A\n\nlib/core.py:99\n")
+    expected = fresh(lib_kb)
+    (lib_kb.root / "cache" / CACHE_DIRECTORY).write_text("a file where the folder goes", "utf-8")
+    with caplog.at_level(logging.WARNING):
+        report = lib_kb.verify(cache=True)
+    assert listing(report) == expected
+    assert "could not write the verification cache" in caplog.text
+    assert (lib_kb.root / "cache" / CACHE_DIRECTORY).read_text("utf-8") == (
+        "a file where the folder goes"
+    )
+
+
+def test_deleted_pages_leave_the_cache(lib_kb):
+    lib_kb.page("a.md", "# A\n\nlib/core.py:6\n")
+    lib_kb.page("b.md", "# B\n\nlib/core.py:7\n")
+    lib_kb.verify(cache=True)
+    (lib_kb.docs / "b.md").unlink()
+    lib_kb.page("a.md", "# A\n\nlib/core.py:8\n")  # a change, so the cache is written again
+    lib_kb.verify(cache=True)
+    manifest = load_manifest(lib_kb.root / "upstreams.yaml")
+    cache = VerifyCache.for_docs(manifest, lib_kb.docs)
+    cache.load()
+    assert cache.loaded == 1
+
+
+def test_cli_uses_the_cache_unless_told_not_to(lib_kb):
+    lib_kb.page("a.md", "# A\n\nlib/core.py:99\n")
+    plain = lib_kb.cli("verify", "docs", "--no-cache", "--format", "json")
+    assert plain.returncode == 1
+    assert not (lib_kb.root / "cache" / CACHE_DIRECTORY).exists()
+    cached = lib_kb.cli("verify", "docs", "--format", "json")
+    assert cached.returncode == 1
+    assert cached.stdout == plain.stdout
+    assert len(cache_files(lib_kb)) == 1
+    again = lib_kb.cli("verify", "docs", "--format", "json")
+    assert again.stdout == plain.stdout
+    help_text = lib_kb.cli("verify", "--help").stdout
+    assert "--no-cache" in help_text
+
+
+def test_a_missing_clone_is_reported_not_hidden_by_the_cache(lib_kb):
+    lib_kb.page("a.md", "# A\n\nlib/core.py:6\n")
+    assert lib_kb.verify(cache=True).findings == []
+    shutil.rmtree(lib_kb.root / "cache" / "lib")
+    result = lib_kb.cli("verify", "docs")
+    assert result.returncode == 2
+    assert "no clone at cache/lib" in result.stderr

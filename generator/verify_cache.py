@@ -3,19 +3,20 @@
 A page's verdicts follow from four things: its bytes, the configuration (``upstreams.yaml``, the
 docs directory), this program, and what each upstream's clone holds. A pin is a commit, whose files
 never change, but a clone does: a fetch may bring a commit that a page cites, a branch a permalink
-names may move. So the cache is one file per docs directory, stamped with a fingerprint of the
-last three (the clones by their refs, ``FETCH_HEAD`` and their packs, all of which a fetch
-changes); when the stamp differs, every page is verified afresh. Within it, a page is found by
-its path and the digest of its bytes.
+names may move. So the cache of a docs directory is stamped with a fingerprint of the last three
+(the clones by their refs, ``FETCH_HEAD`` and their packs, all of which a fetch changes); when the
+stamp differs, every page is verified afresh. Within it, a page is found by its path and the
+digest of its bytes.
 
 A page taken from the cache brings back what resolving its references found, the references
 themselves (for ``--list-refs`` and the site), its links and its anchors. Its links are checked
 again on every run, as they depend on other pages and files.
 
-The file is a pickle, written atomically (a new file renamed over the old one), in the
-upstreams' ``cache_dir`` (``.verify-cache/``, beside the clones, ignored by git), so it is
-as trusted as the clones beside it. A file that cannot be read is ignored and written anew; one
-that cannot be written costs only the next run's speed.
+The cache is a folder of pickles (`SHARDS` of them, so that a run rewrites only those holding
+pages it verified again), each written atomically (a new file renamed over the old one), in the
+upstreams' ``cache_dir`` (``.verify-cache/``, beside the clones, ignored by git): it is as
+trusted as the clones beside it. A file that cannot be read is ignored and written anew; one that
+cannot be written costs only the next run's speed.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import os
 import pickle
 import sys
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -79,7 +80,10 @@ class CachedPage:
         if self.page.text is not None:
             decoded = data.decode("utf-8")
             text = decoded[1:] if self.page.bom else decoded
-        return replace(self.page, raw=data, text=text)
+        # A shallow copy, field by field (`dataclasses.replace` costs several times as much).
+        page = Page.__new__(Page)
+        page.__dict__.update(self.page.__dict__, raw=data, text=text)
+        return page
 
 
 def page_digest(data: bytes) -> bytes:
@@ -92,17 +96,23 @@ def page_key(display: str, rel: str, source: Path) -> str:
     return f"{display}\0{rel}\0{source}"
 
 
-class VerifyCache:
-    """The cache file of one docs directory: entries by `page_key`, kept while the fingerprint
-    holds. `load` before a run, `store` each page verified afresh, `save` after it."""
+SHARDS = 64
+"""Files the entries of one docs directory are spread over, by their key: a run that verified a
+few pages again rewrites the few files that hold them, not every entry."""
 
-    def __init__(self, path: Path, fingerprint: bytes) -> None:
-        self.path = path
+
+class VerifyCache:
+    """The cache of one docs directory (a folder of `SHARDS` files): entries by `page_key`,
+    kept while the fingerprint holds. `load` before a run, `store` each page verified afresh,
+    `save` after it."""
+
+    def __init__(self, directory: Path, fingerprint: bytes) -> None:
+        self.directory = directory
         self.fingerprint = fingerprint
-        self._entries: dict[str, CachedPage] = {}
-        self._changed = False
+        self._shards: list[dict[str, CachedPage]] = [{} for _ in range(SHARDS)]
+        self._dirty: set[int] = set()
         self.loaded = 0
-        """Entries read from the file (0 when it was missing, stale or unreadable)."""
+        """Entries read (none for files missing, stale or unreadable)."""
 
     @classmethod
     def for_docs(cls, manifest: Manifest, docs_root: Path) -> VerifyCache:
@@ -110,66 +120,84 @@ class VerifyCache:
         clones (see the module's documentation)."""
         docs_root = docs_root.resolve()
         name = hashlib.blake2b(str(docs_root).encode(), digest_size=8).hexdigest()
-        return cls(
-            manifest.cache_dir / CACHE_DIRECTORY / f"{name}.pickle",
-            run_fingerprint(manifest, docs_root),
-        )
+        fingerprint = run_fingerprint(manifest, docs_root)
+        return cls(manifest.cache_dir / CACHE_DIRECTORY / name, fingerprint)
+
+    def _file(self, shard: int) -> Path:
+        return self.directory / f"{shard:02x}.pickle"
 
     def load(self) -> None:
         collecting = gc.isenabled()
         gc.disable()  # loading makes many objects and no garbage: nothing to collect
         try:
-            with self.path.open("rb") as stream:
-                fingerprint, entries = pickle.load(stream)
-        except FileNotFoundError:
-            return
-        except Exception as error:  # a damaged or foreign file: start afresh
-            log.warning("ignoring the verification cache %s: %s", self.path, error)
-            self._changed = True
-            return
+            for shard in range(SHARDS):
+                self._load(shard)
         finally:
             if collecting:
                 gc.enable()
-        if fingerprint != self.fingerprint or not isinstance(entries, dict):
-            log.debug("verification cache %s is stale: every page is verified", self.path)
-            self._changed = True
+
+    def _load(self, shard: int) -> None:
+        path = self._file(shard)
+        try:
+            with path.open("rb") as stream:
+                fingerprint, entries = pickle.load(stream)
+        except FileNotFoundError:
             return
-        self._entries = entries
-        self.loaded = len(entries)
+        except Exception as error:  # a damaged or foreign file: start it afresh
+            log.warning("ignoring the verification cache %s: %s", path, error)
+            self._dirty.add(shard)
+            return
+        if fingerprint != self.fingerprint or not isinstance(entries, dict):
+            log.debug("verification cache %s is stale: its pages are verified again", path)
+            self._dirty.add(shard)
+            return
+        self._shards[shard] = entries
+        self.loaded += len(entries)
+
+    @staticmethod
+    def _shard(key: str) -> int:
+        return hashlib.blake2b(key.encode(), digest_size=2).digest()[0] % SHARDS
 
     def get(self, key: str, digest: bytes) -> CachedPage | None:
-        entry = self._entries.get(key)
+        entry = self._shards[self._shard(key)].get(key)
         return entry if entry is not None and entry.digest == digest else None
 
     def store(self, key: str, entry: CachedPage) -> None:
-        self._entries[key] = entry
-        self._changed = True
+        shard = self._shard(key)
+        self._shards[shard][key] = entry
+        self._dirty.add(shard)
 
     def save(self) -> None:
-        """Write the entries (dropping those of pages that no longer exist) if any changed."""
-        if not self._changed:
+        """Write the files whose entries changed, if any did; entries of pages no longer there
+        are dropped then too."""
+        if not self._dirty:
             return
-        entries = {key: entry for key, entry in self._entries.items() if entry.page.source.exists()}
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            descriptor, temporary = tempfile.mkstemp(
-                prefix=self.path.name, suffix=".tmp", dir=self.path.parent
-            )
+        for shard, entries in enumerate(self._shards):
+            gone = [key for key, entry in entries.items() if not entry.page.source.exists()]
+            for key in gone:
+                del entries[key]
+            if gone:
+                self._dirty.add(shard)
+        for shard in sorted(self._dirty):
             try:
-                with os.fdopen(descriptor, "wb") as stream:
-                    pickle.dump(
-                        (self.fingerprint, entries), stream, protocol=pickle.HIGHEST_PROTOCOL
-                    )
-                written = Path(temporary)
-                written.chmod(0o644)  # as other files are; mkstemp makes it private
-                written.replace(self.path)
-            except BaseException:
-                Path(temporary).unlink(missing_ok=True)
-                raise
-        except OSError as error:
-            log.warning("could not write the verification cache %s: %s", self.path, error)
-            return
-        self._changed = False
+                self._write(self._file(shard), self._shards[shard])
+            except OSError as error:
+                log.warning("could not write the verification cache %s: %s", self.directory, error)
+                return
+        self._dirty.clear()
+
+    def _write(self, path: Path, entries: dict[str, CachedPage]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(descriptor, "wb") as stream:
+                pickle.dump((self.fingerprint, entries), stream, protocol=pickle.HIGHEST_PROTOCOL)
+            written = Path(temporary)
+            written.chmod(0o644)  # as other files are; mkstemp makes it private
+            written.replace(path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
 
 
 def run_fingerprint(manifest: Manifest, docs_root: Path) -> bytes:

@@ -142,11 +142,13 @@ def situations(root: Path, runs: int, edited: int) -> dict[str, list[tuple]]:
         shutil.rmtree(cache, ignore_errors=True)
         measured["first"].append(run_verifier(root))
         measured["warm"].append(run_verifier(root))
-        for page in rng.sample(pages, edited):  # a sentence added, with a reference that holds
-            text = page.read_text("utf-8")
+        originals = {page: page.read_text("utf-8") for page in rng.sample(pages, edited)}
+        for page, text in originals.items():  # a sentence added, with a reference that holds
             first_ref = text.split("\n")[6]  # "- `func_1_2()` 实现（big/...py:10-20）"
             page.write_text(f"{text}\nOne more word on {first_ref}\n", "utf-8")
         measured["edited"].append(run_verifier(root))
+        for page, text in originals.items():
+            page.write_text(text, "utf-8")
     return measured
 
 

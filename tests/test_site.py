@@ -524,6 +524,32 @@ def test_a_verifier_error_fails_even_a_non_strict_build(site_kb):
     assert not (site_kb.root / "site" / "two" / "index.html").exists()
 
 
+def test_builds_take_unchanged_pages_from_the_verification_cache(site_kb):
+    site_kb.page("two.md", "---\ntitle: Two\npaths: [start]\n---\n# Two\n\nSee lib/core.py:900.\n")
+    first = build(site_kb, "--no-strict")
+    cache = site_kb.root / "cache" / ".verify-cache"
+    written = {path: path.stat().st_mtime_ns for path in cache.glob("*/*.pickle")}
+    assert written, "the build keeps what it verified"
+    again = build(site_kb, "--no-strict")
+    assert again.returncode == first.returncode == 1
+    assert "docs/two.md:7:5: error[range-outside-file]" in again.stderr
+    assert {path: path.stat().st_mtime_ns for path in cache.glob("*/*.pickle")} == written, (
+        "nothing changed, so nothing was verified again or written"
+    )
+    site_kb.page("two.md", "---\ntitle: Two\npaths: [start]\n---\n# Two\n\nSee lib/core.py:6.\n")
+    fixed = build(site_kb, "--strict")
+    assert fixed.returncode == 0, fixed.stderr
+
+
+def test_a_build_told_not_to_keeps_no_verification_cache(site_kb):
+    config = site_kb.root / "mkdocs.yml"
+    text = config.read_text("utf-8")
+    marker = "  - knowledge-base:\n"
+    config.write_text(text.replace(marker, f"{marker}      cache: false\n"), "utf-8")
+    assert build(site_kb, "--strict").returncode == 0
+    assert not (site_kb.root / "cache" / ".verify-cache").exists()
+
+
 def test_the_verification_checks_the_pages_the_other_plugins_leave(site_kb):
     # The verification starts before MkDocs lists the pages; a hook then drops the page with an
     # error, so the build verifies again what it really builds.

@@ -70,6 +70,7 @@ from generator.site.pagechecks import frontmatter_missing, mermaid_findings
 from generator.slugs import github_slug
 from generator.specs import is_governed, load_governance
 from generator.verify import PageFile, Report, Verifier
+from generator.verify_cache import VerifyCache
 
 log = logging.getLogger("mkdocs.plugins.knowledge_base")
 
@@ -85,6 +86,9 @@ class KnowledgeBaseConfig(Config):
     ignore = options.ListOfItems(options.Type(str), default=[])
     """Check ids not to report (as ``--ignore`` does)."""
     code_links = options.Type(bool, default=True)
+    cache = options.Type(bool, default=True)
+    """Take pages unchanged since the last verification from the verification cache, as
+    ``verify`` does without ``--no-cache`` (`generator.verify_cache`)."""
     navigation = options.Type(bool, default=True)
     tags = options.Type(bool, default=True)
     """Generate ``tags/index.md`` and one page per tag (listings of Material's tags plugin)."""
@@ -457,7 +461,11 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                             f"upstreams.{upstream.name}.code_url",
                             "placeholders: " + ", ".join(sorted(PLACEHOLDERS)),
                         )
-                self.verifier = Verifier(manifest, docs_dir, self.config.ignore)
+                cache = None
+                if self.config.cache:
+                    cache = VerifyCache.for_docs(manifest, docs_dir)
+                    cache.load()
+                self.verifier = Verifier(manifest, docs_dir, self.config.ignore, cache)
             except ConfigError as error:
                 raise PluginError(f"knowledge-base: {error.render()}") from None
             self._manifest_key = key

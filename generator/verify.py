@@ -345,6 +345,7 @@ class Verifier:
         self._run_data: dict[PageFile, tuple[bytes, bytes]] = {}
         self._run_cached: dict[PageFile, tuple[CachedPage, _Parsed]] = {}
         self._target_pool: dict[CachedTarget, CachedTarget] = {}
+        self._run_targets: dict[int, tuple[Target, CachedTarget]] = {}
         # The run's link checker (it knows the run's tree); dropped after the run, as it holds
         # this verifier, which would otherwise only go with the cycle collector.
         self._links: LinkChecker | None = None
@@ -384,6 +385,7 @@ class Verifier:
                 extracted_pages.close()
                 self._run_files, self._run_parsed, self._links = {}, {}, None
                 self._run_data, self._run_cached = {}, {}
+                self._target_pool, self._run_targets = {}, {}
             if self.cache is not None:
                 self.cache.save()
         report.pages = len(pages)
@@ -581,11 +583,15 @@ class Verifier:
         bare = replace(page, raw=b"", text=None if page.text is None else "")
         # What a listing needs of each verdict, one tuple per target, shared across pages (so
         # stored once): a verdict's own reference and findings are not needed again.
-        pool = self._target_pool
+        # Verdicts are shared too: each is looked at once (kept with it, so its id stays its own).
+        pool, of_verdict = self._target_pool, self._run_targets
         targets = []
         for verdict in checked.verdicts:
-            target = CachedTarget(verdict.upstream, verdict.commit, verdict.path)
-            targets.append(pool.setdefault(target, target))
+            known_target = of_verdict.get(id(verdict))
+            if known_target is None or known_target[0] is not verdict:
+                target = CachedTarget(verdict.upstream, verdict.commit, verdict.path)
+                known_target = of_verdict[id(verdict)] = (verdict, pool.setdefault(target, target))
+            targets.append(known_target[1])
         self.cache.store(
             page_key(page.display, page.rel, page.source),
             CachedPage(

@@ -109,7 +109,26 @@ def report_json(report: Report, list_refs: bool = False) -> dict[str, Any]:
 
 
 def format_json(report: Report, list_refs: bool = False) -> str:
-    return json.dumps(report_json(report, list_refs), ensure_ascii=False, indent=2) + "\n"
+    """`report_json` as text: indented down to the lists, and one finding (or reference) per
+    line, easy to grep; written by the json module's C encoder, which ``indent`` would turn off
+    (a report lists tens of thousands of references)."""
+    data = report_json(report, list_refs)
+    lines = ["{"]
+    last = len(data) - 1
+    for index, (key, value) in enumerate(data.items()):
+        comma = "," if index < last else ""
+        if isinstance(value, list) and value:
+            lines.append(f"  {_json_value(key)}: [")
+            lines.append(",\n".join(f"    {_json_value(item)}" for item in value))
+            lines.append(f"  ]{comma}")
+        else:
+            lines.append(f"  {_json_value(key)}: {_json_value(value)}{comma}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _json_value(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _escape_data(value: str) -> str:

@@ -82,6 +82,11 @@ def test_json_schema_and_list_refs(broken_kb):
     }
     without = json.loads(broken_kb.cli("verify", "docs", "--format", "json").stdout)
     assert "refs" not in without
+    # One finding and one reference per line, so that grep finds a whole one.
+    lines = result.stdout.splitlines()
+    items = [json.loads(line.strip().rstrip(",")) for line in lines if line.startswith("    {")]
+    assert items == [*data["findings"], *data["refs"]]
+    assert lines[0] == "{" and lines[-1] == "}"
 
 
 def test_page_path_is_reported_as_given(broken_kb):

@@ -375,6 +375,13 @@ class Verifier:
             if self.cache is not None:
                 self._look_up(files)
             extracted_pages = self._extract_all(files, workers)
+            if self.cache is not None:
+                log.info(
+                    "verification cache %s: %d of %d pages unchanged since they were verified",
+                    self.cache.directory,
+                    len(self._run_cached),
+                    len(files),
+                )
             try:
                 for done, extracted in enumerate(extracted_pages, 1):
                     self._check(extracted, report, refs)

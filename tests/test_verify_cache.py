@@ -195,8 +195,9 @@ def test_cli_uses_the_cache_unless_told_not_to(lib_kb):
     assert cached.returncode == 1
     assert cached.stdout == plain.stdout
     assert len(cache_files(lib_kb)) == 1  # one page: one file of the folder
-    again = lib_kb.cli("verify", "docs", "--format", "json")
+    again = lib_kb.cli("-v", "verify", "docs", "--format", "json")
     assert again.stdout == plain.stdout
+    assert "1 of 1 pages unchanged since they were verified" in again.stderr
     help_text = lib_kb.cli("verify", "--help").stdout
     assert "--no-cache" in help_text
 

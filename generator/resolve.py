@@ -199,6 +199,8 @@ class Resolver:
         self._basenames: dict[tuple[str, str], dict[str, list[str]]] = {}
         self._suffix_hits: dict[tuple[str, str, str], list[str]] = {}
         self._missing_commits: set[tuple[str, str, str]] = set()
+        self._at_missing_commit = False
+        """Whether the verdict being reached met a commit the clone lacks (see `verdict`)."""
         self._verdicts: dict[tuple[Any, ...], dict[VerdictKey, ResolvedRef]] = {}
         self._search_order: dict[str | None, list[Upstream]] = {}
         self._direct_targets: dict[tuple[Any, ...], dict[str, _DirectTarget | None]] = {}
@@ -279,6 +281,7 @@ class Resolver:
         if cached is not None:
             return cached
         result = ResolvedRef(ref=ref)
+        self._at_missing_commit = False
         direct = None
         if ref.form is RefForm.PATH and not ref.is_directory and ref.end is not None:
             direct = self._direct_target(ref.path, context)
@@ -295,7 +298,12 @@ class Resolver:
                 self._resolve_path(result, context)
             if result.upstream and result.commit and result.path is not None:
                 self._check_target(result)
-        if not any(finding.check == "commit-missing" for finding in result.findings):
+        # A reference at a commit the clone lacks is reported once per page, by whichever of
+        # the page's references comes first: its verdict, with or without the finding, is the
+        # page's own, or a later page citing only the same references would pass unreported.
+        if not self._at_missing_commit and not any(
+            finding.check == "commit-missing" for finding in result.findings
+        ):
             verdicts[key] = result
         return result
 
@@ -527,6 +535,7 @@ class Resolver:
         store = self.store(upstream)
         if commit != upstream.pin and store.resolve(commit) != commit:
             result.upstream = upstream.name
+            self._at_missing_commit = True
             key = (result.ref.page, upstream.name, commit)
             if key not in self._missing_commits:
                 self._missing_commits.add(key)

@@ -208,6 +208,22 @@ def test_bad_page_pins_and_upstreams(lib_kb):
     assert [r[0] for r in result] == ["commit-missing"]
 
 
+def test_every_page_pinned_to_a_missing_commit_says_so(lib_kb):
+    """The second page cites only what the first one did: it must not pass for verified."""
+    missing = "b" * 40
+    pinned = f"---\nupstream: lib\npin: {missing}\n---\n"
+    lib_kb.page("a.md", f"{pinned}lib/core.py:1 lib/core.py:2 util.py:1 util.py:2\n")
+    lib_kb.page("b.md", f"{pinned}lib/core.py:2\n")
+    lib_kb.page("c.md", f"{pinned}util.py:2\n")
+    report = lib_kb.verify()
+    assert [(f.page, f.check) for f in report.findings] == [
+        ("docs/a.md", "commit-missing"),
+        ("docs/b.md", "commit-missing"),
+        ("docs/c.md", "commit-missing"),
+    ]
+    assert {(ref.upstream, ref.commit) for ref in report.refs} == {("lib", None)}
+
+
 def test_page_problems_become_findings(lib_kb):
     lib_kb.page("bad.md", b"---\ntitle: [x\n---\nbody\n")
     lib_kb.page("latin.md", b"caf\xe9\n")

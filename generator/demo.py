@@ -391,7 +391,7 @@ def generate_demo_pages(
     recording (``GITHUB_API_URL`` points the client at it), and write them under
     ``docs_dir/analysis/``. Nothing is written when a page exists and ``force`` is not given."""
     from generator.generate.pr import _head_store, build_pr_page, place_page, refuse_existing
-    from generator.generate.review import build_review_page
+    from generator.generate.review import build_review_page, depend_on_deep_dives
     from generator.github import GitHubClient
 
     pages: dict[Path, str] = {}
@@ -428,6 +428,8 @@ def generate_demo_pages(
                         client, manifest, owner, name, pull.number, today=pull.pages_created
                     ),
                 ]
+        deep_dive, review = drafts
+        depend_on_deep_dives(review, [deep_dive.default_output.relative_to("docs").as_posix()])
         for draft in drafts:
             place_page(draft, pull.placement)
             pages[docs_dir / draft.default_output.relative_to("docs")] = draft.text

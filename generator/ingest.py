@@ -45,7 +45,7 @@ from generator.generate.source import Placement
 from generator.manifest import Manifest
 from generator.model import CodeRef, Finding, RefForm, ResolvedRef, Severity
 from generator.pages import Page, atomic_write, parse_page, render_page
-from generator.paths import LEVELS, load_curriculum
+from generator.paths import LEVELS, deep_dives_of, load_curriculum
 from generator.scaffold import kebab
 from generator.sections import (
     ANALYSIS_KINDS,
@@ -390,11 +390,13 @@ class Ingester:
             ]
             put("order", max(orders, default=0) + 1, "after the last page of its level")
         if kind == REVIEW and meta.get("pr") is not None:
-            deep_dives = sorted(
+            deep_dives = [
                 other
-                for other, page in curriculum.pages.items()
-                if page.kind == PR_DEEP_DIVE and other != rel and _same_pr(self._meta(other), meta)
-            )
+                for other in deep_dives_of(
+                    self.docs_root, meta["pr"], meta.get("upstream"), curriculum
+                )
+                if other != rel
+            ]
             depends = [str(d) for d in meta.get("depends_on") or []]
             missing = [d for d in deep_dives if d not in depends]
             if missing:
@@ -424,10 +426,6 @@ class Ingester:
         if store.blob(at_head.sha).lines[lines] != store.blob(at_pin.sha).lines[lines]:
             return f"lines {ref.start}-{end} at '{ref.revision}' ({head[:7]}) differ from the pin"
         return None
-
-    def _meta(self, rel: str) -> dict[str, Any]:
-        source = self.docs_root / rel
-        return parse_page(source.read_bytes(), source, rel, rel).meta
 
     # ------------------------------------------------------------------------------------
     # Checks
@@ -664,12 +662,6 @@ def _is_date(value: Any) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _same_pr(other: dict[str, Any], meta: dict[str, Any]) -> bool:
-    return str(other.get("pr")) == str(meta.get("pr")) and other.get("upstream") == meta.get(
-        "upstream"
-    )
 
 
 def _nearest_level_path(level: str | None, paths: Iterable[str]) -> str | None:

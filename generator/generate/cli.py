@@ -285,11 +285,25 @@ def run_review(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         return run_export_review(args)
     from generator.generate.prompt import build_review_pack
-    from generator.generate.review import build_review_page, write_review_page
+    from generator.generate.review import (
+        build_review_page,
+        depend_on_deep_dives,
+        write_review_page,
+    )
+    from generator.paths import deep_dives_of
+    from generator.verify import docs_root_for
+
+    def build_after_deep_dives(client: Any, manifest: Any, *pull: Any, **options: Any) -> Any:
+        page = build_review_page(client, manifest, *pull, **options)
+        docs_root = docs_root_for(manifest, [manifest.root / "docs"])
+        if docs_root.is_dir():
+            found = deep_dives_of(docs_root, page.pull.number, page.upstream)
+            depend_on_deep_dives(page, found)
+        return page
 
     return _pack_or_page(
         args,
-        build_review_page,
+        build_after_deep_dives,
         write_review_page,
         lambda page: (
             f"review of PR #{page.pull.number} ({page.lang}), {len(page.files)} files, "

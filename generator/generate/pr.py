@@ -813,12 +813,17 @@ def place_page(page: _Draft, placement: Placement) -> None:
         placed["paths"] = list(placement.paths)
     if placement.level:
         placed["level"] = placement.level
-    if not placed:
-        return
+    if placed:
+        set_frontmatter(page, placed)
+
+
+def set_frontmatter(page: _Draft, values: dict[str, object]) -> None:
+    """Add ``values`` to a drafted page's frontmatter (a key it has takes the new value); the
+    rest of the page is left as it is."""
     head = f"---\n{frontmatter_yaml(page.meta)}---\n"
     if not page.text.startswith(head):
         raise PrError("the drafted page does not start with its own frontmatter")
-    page.meta = {**page.meta, **placed}
+    page.meta = {**page.meta, **values}
     page.text = f"---\n{frontmatter_yaml(page.meta)}---\n{page.text[len(head) :]}"
 
 

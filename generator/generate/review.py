@@ -45,6 +45,7 @@ from generator.generate.pr import (
     pages_web_url,
     parse_repository,
     refuse_existing,
+    set_frontmatter,
     touched_lines,
     write_new_file,
 )
@@ -178,6 +179,13 @@ def build_review_page(
         lang=lang,
         today=today,
     )
+
+
+def depend_on_deep_dives(page: ReviewPage, deep_dives: Sequence[str]) -> None:
+    """Make the review depend on the deep dives of its pull request (docs-relative paths), so
+    that learning paths put it after them, as ``ingest`` does for a review it imports."""
+    if deep_dives:
+        set_frontmatter(page, {"depends_on": list(deep_dives)})
 
 
 def render_review_page(

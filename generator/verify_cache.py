@@ -42,7 +42,8 @@ from generator.pages import Page
 log = logging.getLogger(__name__)
 
 CACHE_FORMAT = 1
-"""Raised when what the cache holds changes shape (the program's fingerprint covers the rest)."""
+"""Part of the fingerprint. The program's sources are too, so a change to this program already
+verifies every page again; this number says so for a reader of the file."""
 CACHE_DIRECTORY = ".verify-cache"
 """Inside the manifest's ``cache_dir``; upstream names cannot start with a dot."""
 _PACKAGE = Path(__file__).resolve().parent

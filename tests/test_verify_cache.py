@@ -209,3 +209,14 @@ def test_a_missing_clone_is_reported_not_hidden_by_the_cache(lib_kb):
     result = lib_kb.cli("verify", "docs")
     assert result.returncode == 2
     assert "no clone at cache/lib" in result.stderr
+
+
+def test_ignored_checks_are_left_out_of_the_report_not_out_of_the_cache(lib_kb):
+    lib_kb.page("a.md", "# A\n\nlib/core.py:99 and torch/x.py:1\n")
+    quiet = lib_kb.verify(cache=True, ignore=["range-outside-file"])
+    assert [f.check for f in quiet.findings] == ["unattributed"]
+    assert [f.check for r in quiet.refs for f in r.findings] == ["unattributed"]
+    full = lib_kb.verify(cache=True)
+    assert full.blob_reads == 0, "the page came from the cache"
+    assert [f.check for f in full.findings] == ["range-outside-file", "unattributed"]
+    assert listing(full) == fresh(lib_kb)

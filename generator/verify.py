@@ -22,7 +22,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple, Protocol, overload
@@ -340,9 +340,9 @@ class Verifier:
         # those of them already read: a link may need a page's anchors before its turn comes.
         self._run_files: dict[str, PageFile] = {}
         self._run_parsed: dict[str, _Parsed] = {}
-        # With a cache: every page's bytes and digest, read before the run, and its entry with
-        # the page it restores, for those the cache holds.
-        self._run_data: dict[PageFile, tuple[bytes, bytes]] = {}
+        # With a cache that holds pages: every page's bytes, read before the run, and its entry
+        # with the page it restores, for those the cache holds as they are now.
+        self._run_data: dict[PageFile, bytes] = {}
         self._run_cached: dict[PageFile, tuple[CachedPage, _Parsed]] = {}
         self._target_pool: dict[CachedTarget, CachedTarget] = {}
         self._run_targets: dict[int, tuple[Target, CachedTarget]] = {}
@@ -372,7 +372,7 @@ class Verifier:
         self._run_parsed = {}
         self._links = LinkChecker(self.docs_root, self._anchors_of)
         with _collector_paused():
-            if self.cache is not None:
+            if self.cache is not None and self.cache.holds_pages:
                 self._look_up(files)
             extracted_pages = self._extract_all(files, workers)
             if self.cache is not None:
@@ -413,10 +413,8 @@ class Verifier:
         """Read every page and find those the cache holds as they are now."""
         assert self.cache is not None
         for file in files:
-            data = file.source.read_bytes()
-            digest = page_digest(data)
-            self._run_data[file] = (data, digest)
-            entry = self.cache.get(page_key(file.display, file.rel, file.source), digest)
+            data = self._run_data[file] = file.source.read_bytes()
+            entry = self.cache.get(page_key(file.display, file.rel, file.source), page_digest(data))
             if entry is None:
                 continue
             parsed = _Parsed(file, entry.restored_page(data))
@@ -429,8 +427,9 @@ class Verifier:
     def _parse(self, file: PageFile) -> _Parsed:
         parsed = self._run_parsed.get(file.rel)
         if parsed is None or parsed.file is not file:
-            known = self._run_data.get(file)
-            data = known[0] if known is not None else file.source.read_bytes()
+            data = self._run_data.get(file)
+            if data is None:
+                data = file.source.read_bytes()
             page = parse_page(data, file.source, file.display, file.rel)
             parsed = _Parsed(file, page)
             if self._run_files.get(file.rel) is file:
@@ -581,13 +580,7 @@ class Verifier:
     def _store(self, page: Page, extracted: _Extracted, checked: _Checked) -> None:
         """Keep what the run found in ``page`` in the cache."""
         assert self.cache is not None and extracted.kept is not None
-        file = PageFile(page.source, page.display, page.rel)
-        known = self._run_data.get(file)
-        if known is None:  # not read by this run's look-up (it cannot happen, but be safe)
-            return
         links, anchors = extracted.kept
-        # The bytes and text are left out: a run that finds the entry has just read them.
-        bare = replace(page, raw=b"", text=None if page.text is None else "")
         # What a listing needs of each verdict, one tuple per target, shared across pages (so
         # stored once): a verdict's own reference and findings are not needed again.
         # Verdicts are shared too: each is looked at once (kept with it, so its id stays its own).
@@ -602,8 +595,8 @@ class Verifier:
         self.cache.store(
             page_key(page.display, page.rel, page.source),
             CachedPage(
-                known[1],
-                bare,
+                page_digest(page.raw),
+                CachedPage.bare(page),  # a run that finds the entry has just read the bytes
                 extracted.records,
                 links,
                 anchors,

@@ -28,6 +28,7 @@ import os
 import pickle
 import sys
 import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -74,6 +75,14 @@ class CachedPage:
     """``targets[i]``: what ``records[i]`` cites."""
     ref_findings: dict[int, list[Finding]]
     """``ref_findings[i]``: the findings of ``records[i]``, where it has any."""
+
+    @staticmethod
+    def bare(page: Page) -> Page:
+        """``page`` without its bytes and text, as an entry keeps it (``text`` is "" rather
+        than None when there is one, so that `restored_page` knows to decode it)."""
+        bare = Page.__new__(Page)
+        bare.__dict__.update(page.__dict__, raw=b"", text=None if page.text is None else "")
+        return bare
 
     def restored_page(self, data: bytes) -> Page:
         """The cached page with ``data``, the bytes it was cached for, put back."""
@@ -157,7 +166,12 @@ class VerifyCache:
 
     @staticmethod
     def _shard(key: str) -> int:
-        return hashlib.blake2b(key.encode(), digest_size=2).digest()[0] % SHARDS
+        # Not hash(): it differs from one process to the next.
+        return zlib.crc32(key.encode()) % SHARDS
+
+    @property
+    def holds_pages(self) -> bool:
+        return any(self._shards)
 
     def get(self, key: str, digest: bytes) -> CachedPage | None:
         entry = self._shards[self._shard(key)].get(key)

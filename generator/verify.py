@@ -603,6 +603,7 @@ class Verifier:
                 checked.findings,
                 targets,
                 checked.ref_findings,
+                str(page.source.absolute()),
             ),
         )
 

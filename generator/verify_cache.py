@@ -75,6 +75,8 @@ class CachedPage:
     """``targets[i]``: what ``records[i]`` cites."""
     ref_findings: dict[int, list[Finding]]
     """``ref_findings[i]``: the findings of ``records[i]``, where it has any."""
+    location: str
+    """The page's absolute path: ``page.source`` is as given, relative to where a run started."""
 
     @staticmethod
     def bare(page: Page) -> Page:
@@ -188,7 +190,7 @@ class VerifyCache:
         if not self._dirty:
             return
         for shard, entries in enumerate(self._shards):
-            gone = [key for key, entry in entries.items() if not entry.page.source.exists()]
+            gone = [key for key, entry in entries.items() if not Path(entry.location).exists()]
             for key in gone:
                 del entries[key]
             if gone:

@@ -4,6 +4,7 @@ verdicts depend on makes its pages verified again."""
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 from generator.gitbuild import RepoBuilder, run_git
 from generator.manifest import load_manifest
 from generator.report import report_json
-from generator.verify import PARALLEL_MINIMUM_PAGES, Report
+from generator.verify import PARALLEL_MINIMUM_PAGES, Report, verify
 from generator.verify_cache import CACHE_DIRECTORY, VerifyCache, program_fingerprint
 from tests.conftest import KB
 from tests.test_verify import build_pages
@@ -171,6 +172,19 @@ def test_a_cache_that_cannot_be_written_costs_nothing_but_speed(lib_kb, caplog):
     assert (lib_kb.root / "cache" / CACHE_DIRECTORY).read_text("utf-8") == (
         "a file where the folder goes"
     )
+
+
+def test_a_run_from_another_folder_keeps_the_entries_of_this_one(lib_kb):
+    lib_kb.page("a.md", "# A\n\nlib/core.py:6\n")
+    lib_kb.verify(cache=True)  # from the knowledge base's root: docs/a.md
+    cwd = Path.cwd()
+    os.chdir(lib_kb.docs)
+    try:
+        elsewhere = verify(["a.md"], cache=True)  # the same page, as a.md
+    finally:
+        os.chdir(cwd)
+    assert elsewhere.blob_reads == 1, "another name is another entry"
+    assert lib_kb.verify(cache=True).blob_reads == 0, "and the first one is still there"
 
 
 def test_deleted_pages_leave_the_cache(lib_kb):

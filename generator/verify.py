@@ -107,7 +107,7 @@ class ResolvedRefs(Sequence[ResolvedRef]):
     def add_page(
         self,
         page: str,
-        records: list[RefRecord],
+        records: Sequence[RefRecord],
         verdicts: Sequence[Target],
         findings: dict[int, list[Finding]],
     ) -> None:
@@ -179,9 +179,46 @@ class Target(Protocol):
 
 class _PageRefs(NamedTuple):
     page: str
-    records: list[RefRecord]
+    records: Sequence[RefRecord]
     verdicts: Sequence[Target]
     findings: dict[int, list[Finding]]
+
+
+class _FoundAgain(Sequence[RefRecord]):
+    """The references of a page taken from the cache, found again in its text when first read
+    (a run that only counts them, as all do but ``--list-refs`` and the site, never does)."""
+
+    def __init__(self, count: int, page: Page, options: ExtractOptions) -> None:
+        self._count = count
+        self._page = page
+        self._options = options
+        self._found: list[RefRecord] | None = None
+
+    def _records(self) -> list[RefRecord]:
+        if self._found is None:
+            page = self._page
+            assert page.text is not None, "a page with references is text"
+            found = ref_records(scan(page.text, page.body_start), self._options)
+            # The same text, configuration and program (the cache's fingerprint): the same
+            # references, in the same order as the verdicts kept for them.
+            assert len(found) == self._count, f"{page.display}: references found differ"
+            self._found = found
+        return self._found
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> RefRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[RefRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> RefRecord | list[RefRecord]:
+        return self._records()[index]
+
+    def __iter__(self) -> Iterator[RefRecord]:
+        return iter(self._records())
 
 
 def docs_root_for(manifest: Manifest, paths: Sequence[Path]) -> Path:
@@ -286,7 +323,7 @@ class _Extracted(NamedTuple):
     worker process to the one that resolves)."""
 
     page: Page
-    records: list[RefRecord] | None
+    records: Sequence[RefRecord] | None
     """The page's references; None when the page could not be read as text."""
     links: int
     link_findings: list[Finding]
@@ -468,7 +505,10 @@ class Verifier:
             link_findings = [
                 finding for link in entry.links for finding in check(link, page.rel, page.source)
             ]
-            return _Extracted(page, entry.records, len(entry.links), link_findings, cached=entry)
+            records = None
+            if entry.ref_count is not None:
+                records = _FoundAgain(entry.ref_count, page, self.options)
+            return _Extracted(page, records, len(entry.links), link_findings, cached=entry)
         parsed = self._parse(file)
         page, layout = parsed.page, parsed.layout
         kept = None
@@ -519,7 +559,7 @@ class Verifier:
         report.links += extracted.links
         report.findings.extend(extracted.link_findings)
 
-    def _resolve_page(self, page: Page, records: list[RefRecord] | None) -> _Checked:
+    def _resolve_page(self, page: Page, records: Sequence[RefRecord] | None) -> _Checked:
         """What the page's frontmatter and references yield: its findings but those of links."""
         page_findings = problem_findings(page)
         verdicts: list[ResolvedRef] = []
@@ -597,7 +637,7 @@ class Verifier:
             CachedPage(
                 page_digest(page.raw),
                 CachedPage.bare(page),  # a run that finds the entry has just read the bytes
-                extracted.records,
+                None if extracted.records is None else len(extracted.records),
                 links,
                 anchors,
                 checked.findings,

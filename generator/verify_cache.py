@@ -35,7 +35,6 @@ from typing import NamedTuple
 
 import yaml
 
-from generator.extract.refs import RefRecord
 from generator.manifest import Manifest
 from generator.model import Finding, Link
 from generator.pages import Page
@@ -66,15 +65,17 @@ class CachedPage:
     """blake2b of the page's bytes."""
     page: Page
     """The page, kept without its bytes and text (the run has them: it just read them)."""
-    records: list[RefRecord] | None
+    ref_count: int | None
+    """How many references the page holds (None: it is not text). The references themselves
+    are found again in the text by whoever lists them: kept, they would be most of the cache."""
     links: list[Link]
     anchors: set[str] | None
     findings: list[Finding]
     """What resolving the page found beyond its links: frontmatter, pins, references."""
     targets: list[CachedTarget]
-    """``targets[i]``: what ``records[i]`` cites."""
+    """``targets[i]``: what the page's i-th reference cites."""
     ref_findings: dict[int, list[Finding]]
-    """``ref_findings[i]``: the findings of ``records[i]``, where it has any."""
+    """``ref_findings[i]``: the findings of the i-th reference, where it has any."""
     location: str
     """The page's absolute path: ``page.source`` is as given, relative to where a run started."""
 

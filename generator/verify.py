@@ -381,6 +381,8 @@ class Verifier:
         # with the page it restores, for those the cache holds as they are now.
         self._run_data: dict[PageFile, bytes] = {}
         self._run_cached: dict[PageFile, tuple[CachedPage, _Parsed]] = {}
+        self._run_cwd = ""
+        """The working directory of the run: `Path.absolute` would ask for it on every page."""
         self._target_pool: dict[CachedTarget, CachedTarget] = {}
         self._run_targets: dict[int, tuple[Target, CachedTarget]] = {}
         # The run's link checker (it knows the run's tree); dropped after the run, as it holds
@@ -407,6 +409,7 @@ class Verifier:
         pages: list[Page] = []
         self._run_files = {file.rel: file for file in files}
         self._run_parsed = {}
+        self._run_cwd = os.getcwd()  # noqa: PTH109 (a string, for os.path.join)
         self._links = LinkChecker(self.docs_root, self._anchors_of)
         with _collector_paused():
             if self.cache is not None and self.cache.holds_pages:
@@ -643,7 +646,7 @@ class Verifier:
                 checked.findings,
                 targets,
                 checked.ref_findings,
-                str(page.source.absolute()),
+                os.path.join(self._run_cwd, page.source),  # noqa: PTH118 (see _run_cwd)
             ),
         )
 

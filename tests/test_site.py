@@ -539,6 +539,9 @@ def test_builds_take_unchanged_pages_from_the_verification_cache(site_kb):
     site_kb.page("two.md", "---\ntitle: Two\npaths: [start]\n---\n# Two\n\nSee lib/core.py:6.\n")
     fixed = build(site_kb, "--strict")
     assert fixed.returncode == 0, fixed.stderr
+    # one.md came from the cache: its references still link to the pinned lines.
+    page = (site_kb.root / "site" / "one" / "index.html").read_text("utf-8")
+    assert f"https://github.com/acme/lib/blob/{site_kb.pin}/lib/core.py#L6-L7" in page
 
 
 def test_a_build_told_not_to_keeps_no_verification_cache(site_kb):

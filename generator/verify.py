@@ -8,6 +8,9 @@ two (`_Forked`: the second is forked and sends back what it found). References a
 the first process only, so each upstream blob is still read once per run, and pages are
 reported in their order whichever process read them. References travel and are kept as plain
 records (`generator.extract.refs.RefRecord`) until someone lists them (`ResolvedRefs`).
+
+With a verification cache (`generator.verify_cache`), a page whose bytes the cache holds is neither
+scanned nor resolved: its findings come back from the cache and only its links are checked again.
 """
 
 from __future__ import annotations

@@ -736,7 +736,8 @@ def verify(
     verify_cache = None
     if cache:
         verify_cache = VerifyCache.for_docs(manifest, root)
-        verify_cache.load()
+        if verify_cache is not None:
+            verify_cache.load()
     with Verifier(manifest, root, ignore, verify_cache) as verifier:
         return verifier.verify(files, progress, workers)
 

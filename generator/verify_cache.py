@@ -8,24 +8,29 @@ names may move. So the cache of a docs directory is stamped with a fingerprint o
 stamp differs, every page is verified afresh. Within it, a page is found by its path and the
 digest of its bytes.
 
-A page taken from the cache brings back what resolving its references found, the references
-themselves (for ``--list-refs`` and the site), its links and its anchors. Its links are checked
-again on every run, as they depend on other pages and files.
+A page taken from the cache brings back what resolving its references found (its findings, the
+number of its references and where each leads), its links and its anchors. Its links are checked
+again on every run, as they depend on other pages and files; its references are found again in its
+text by whoever lists them (``--list-refs``, the site).
 
 The cache is a folder of pickles (`SHARDS` of them, so that a run rewrites only those holding
 pages it verified again), each written atomically (a new file renamed over the old one), in the
-upstreams' ``cache_dir`` (``.verify-cache/``, beside the clones, ignored by git): it is as
-trusted as the clones beside it. A file that cannot be read is ignored and written anew; one that
-cannot be written costs only the next run's speed.
+upstreams' ``cache_dir`` (``.verify-cache/``, beside the clones, ignored by git). Unpickling runs
+whatever code a file names, and anyone who can write to the repository can put a file there, so
+each file is signed (HMAC-SHA256) with a key of the user's own (`user_key`), and one that is not
+is never unpickled. A file that cannot be read or is not signed is ignored and written anew; one
+that cannot be written costs only the next run's speed.
 """
 
 from __future__ import annotations
 
 import gc
 import hashlib
+import hmac
 import logging
 import os
 import pickle
+import secrets
 import sys
 import tempfile
 import zlib
@@ -119,22 +124,26 @@ class VerifyCache:
     kept while the fingerprint holds. `load` before a run, `store` each page verified afresh,
     `save` after it."""
 
-    def __init__(self, directory: Path, fingerprint: bytes) -> None:
+    def __init__(self, directory: Path, fingerprint: bytes, key: bytes) -> None:
         self.directory = directory
         self.fingerprint = fingerprint
+        self._key = key
         self._shards: list[dict[str, CachedPage]] = [{} for _ in range(SHARDS)]
         self._dirty: set[int] = set()
         self.loaded = 0
         """Entries read (none for files missing, stale or unreadable)."""
 
     @classmethod
-    def for_docs(cls, manifest: Manifest, docs_root: Path) -> VerifyCache:
+    def for_docs(cls, manifest: Manifest, docs_root: Path) -> VerifyCache | None:
         """The cache of ``docs_root``, stamped with the current configuration, program and
-        clones (see the module's documentation)."""
+        clones (see the module's documentation); None when this user has no key for it."""
+        key = user_key()
+        if key is None:
+            return None
         docs_root = docs_root.resolve()
         name = hashlib.blake2b(str(docs_root).encode(), digest_size=8).hexdigest()
         fingerprint = run_fingerprint(manifest, docs_root)
-        return cls(manifest.cache_dir / CACHE_DIRECTORY / name, fingerprint)
+        return cls(manifest.cache_dir / CACHE_DIRECTORY / name, fingerprint, key)
 
     def _file(self, shard: int) -> Path:
         return self.directory / f"{shard:02x}.pickle"
@@ -152,11 +161,23 @@ class VerifyCache:
     def _load(self, shard: int) -> None:
         path = self._file(shard)
         try:
-            with path.open("rb") as stream:
-                fingerprint, entries = pickle.load(stream)
+            data = path.read_bytes()
         except FileNotFoundError:
             return
-        except Exception as error:  # a damaged or foreign file: start it afresh
+        except OSError as error:
+            log.warning("ignoring the verification cache %s: %s", path, error)
+            self._dirty.add(shard)
+            return
+        payload = self._verified(data)
+        if payload is None:  # never unpickled: unpickling runs code the file names
+            log.warning(
+                "ignoring the verification cache %s: it was not written by this user's runs", path
+            )
+            self._dirty.add(shard)
+            return
+        try:
+            fingerprint, entries = pickle.loads(payload)
+        except Exception as error:  # written by us, yet unreadable (another Python?): start afresh
             log.warning("ignoring the verification cache %s: %s", path, error)
             self._dirty.add(shard)
             return
@@ -206,18 +227,75 @@ class VerifyCache:
                 return
         self._dirty.clear()
 
+    def _verified(self, data: bytes) -> bytes | None:
+        """The pickle in a cache file, if the file is signed with this user's key."""
+        header = len(_MAGIC) + _MAC_SIZE
+        if len(data) < header or not data.startswith(_MAGIC):
+            return None
+        mac, payload = data[len(_MAGIC) : header], data[header:]
+        expected = hmac.new(self._key, payload, hashlib.sha256).digest()
+        return payload if hmac.compare_digest(mac, expected) else None
+
     def _write(self, path: Path, entries: dict[str, CachedPage]) -> None:
+        payload = pickle.dumps((self.fingerprint, entries), protocol=pickle.HIGHEST_PROTOCOL)
+        mac = hmac.new(self._key, payload, hashlib.sha256).digest()
         path.parent.mkdir(parents=True, exist_ok=True)
         descriptor, temporary = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(descriptor, "wb") as stream:
-                pickle.dump((self.fingerprint, entries), stream, protocol=pickle.HIGHEST_PROTOCOL)
+                stream.write(_MAGIC)
+                stream.write(mac)
+                stream.write(payload)
             written = Path(temporary)
             written.chmod(0o644)  # as other files are; mkstemp makes it private
             written.replace(path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
+
+
+_MAGIC = b"kb-verify-cache 1\n"
+_MAC_SIZE = 32  # HMAC-SHA256
+KEY_NAME = "verify-cache.key"
+
+
+def user_key() -> bytes | None:
+    """This user's key for signing cache files, made on first use in the user's cache directory
+    (``$XDG_CACHE_HOME/kb-generator/``, by default ``~/.cache/kb-generator/``), readable by the
+    user alone. A cache file sits in the knowledge base's tree, where anyone who can write to the
+    repository can put one; only files signed with this key are unpickled. None (no cache) when
+    no key can be read or made there."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")  # noqa: PTH111, PTH118
+    path = Path(base) / "kb-generator" / KEY_NAME
+    try:
+        key = path.read_bytes()
+    except FileNotFoundError:
+        key = _new_key(path)
+    except OSError as error:
+        log.info("no verification cache: cannot read its key %s: %s", path, error)
+        return None
+    if key is not None and len(key) != _MAC_SIZE:
+        log.info("no verification cache: its key %s is not %d bytes", path, _MAC_SIZE)
+        return None
+    return key
+
+
+def _new_key(path: Path) -> bytes | None:
+    key = secrets.token_bytes(_MAC_SIZE)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another run made it first: use theirs
+        try:
+            return path.read_bytes()
+        except OSError:
+            return None
+    except OSError as error:
+        log.info("no verification cache: cannot make its key %s: %s", path, error)
+        return None
+    with os.fdopen(descriptor, "wb") as stream:
+        stream.write(key)
+    return key
 
 
 def run_fingerprint(manifest: Manifest, docs_root: Path) -> bytes:

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,6 +104,20 @@ class KB:
         return subprocess.run(
             command, cwd=self.root, capture_output=True, text=True, env=env, check=False
         )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def user_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The user's cache directory (where the verification cache's key lives), for every test and
+    every process a test starts: tests leave the real one alone."""
+    home = tmp_path_factory.mktemp("xdg-cache")
+    previous = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(home)
+    yield home
+    if previous is None:
+        del os.environ["XDG_CACHE_HOME"]
+    else:
+        os.environ["XDG_CACHE_HOME"] = previous
 
 
 @pytest.fixture

@@ -3,9 +3,13 @@ verdicts depend on makes its pages verified again."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import os
+import pickle
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 
@@ -13,7 +17,13 @@ from generator.gitbuild import RepoBuilder, run_git
 from generator.manifest import load_manifest
 from generator.report import report_json
 from generator.verify import PARALLEL_MINIMUM_PAGES, Report, verify
-from generator.verify_cache import CACHE_DIRECTORY, VerifyCache, program_fingerprint
+from generator.verify_cache import (
+    CACHE_DIRECTORY,
+    KEY_NAME,
+    VerifyCache,
+    program_fingerprint,
+    user_key,
+)
 from tests.conftest import KB
 from tests.test_verify import build_pages
 
@@ -196,6 +206,7 @@ def test_deleted_pages_leave_the_cache(lib_kb):
     lib_kb.verify(cache=True)
     manifest = load_manifest(lib_kb.root / "upstreams.yaml")
     cache = VerifyCache.for_docs(manifest, lib_kb.docs)
+    assert cache is not None
     cache.load()
     assert cache.loaded == 1
 
@@ -234,3 +245,49 @@ def test_ignored_checks_are_left_out_of_the_report_not_out_of_the_cache(lib_kb):
     assert full.blob_reads == 0, "the page came from the cache"
     assert [f.check for f in full.findings] == ["range-outside-file", "unattributed"]
     assert listing(full) == fresh(lib_kb)
+
+
+def test_a_cache_file_this_user_did_not_sign_is_never_unpickled(lib_kb, tmp_path, caplog):
+    """Anyone who can write to the repository can put a file where the cache goes."""
+    lib_kb.page("a.md", "# A\n\nlib/core.py:99\n")
+    expected = fresh(lib_kb)
+    lib_kb.verify(cache=True)
+    (cache,) = cache_files(lib_kb)
+    marker = tmp_path / "unpickled"
+
+    class Planted:
+        def __reduce__(self):
+            return (Path.touch, (marker,))
+
+    payload = pickle.dumps(Planted())
+    signed_with_another_key = hmac.new(b"k" * 32, payload, hashlib.sha256).digest()
+    for forged in (payload, cache.read_bytes()[:18] + signed_with_another_key + payload):
+        cache.write_bytes(forged)
+        with caplog.at_level(logging.WARNING):
+            report = lib_kb.verify(cache=True)
+        assert not marker.exists()
+        assert listing(report) == expected
+        assert "it was not written by this user's runs" in caplog.text
+    assert lib_kb.verify(cache=True).blob_reads == 0, "the file was written anew, signed"
+
+
+def test_without_a_key_there_is_no_cache_and_no_error(lib_kb, tmp_path, monkeypatch):
+    lib_kb.page("a.md", "# A\n\nlib/core.py:99\n")
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("", "utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(not_a_folder))
+    result = lib_kb.cli("verify", "docs")
+    assert result.returncode == 1
+    assert "error[range-outside-file]" in result.stdout
+    assert result.stderr == ""
+    assert not (lib_kb.root / "cache" / CACHE_DIRECTORY).exists()
+
+
+def test_the_key_is_made_once_and_readable_by_its_user_alone(lib_kb, user_cache_home):
+    lib_kb.page("a.md", "# A\n\nlib/core.py:6\n")
+    lib_kb.verify(cache=True)
+    key = user_cache_home / "kb-generator" / KEY_NAME
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    made = key.read_bytes()
+    assert len(made) == 32
+    assert user_key() == made

@@ -464,7 +464,8 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                 cache = None
                 if self.config.cache:
                     cache = VerifyCache.for_docs(manifest, docs_dir)
-                    cache.load()
+                    if cache is not None:
+                        cache.load()
                 self.verifier = Verifier(manifest, docs_dir, self.config.ignore, cache)
             except ConfigError as error:
                 raise PluginError(f"knowledge-base: {error.render()}") from None

@@ -200,11 +200,15 @@ class _FoundAgain(Sequence[RefRecord]):
     def _records(self) -> list[RefRecord]:
         if self._found is None:
             page = self._page
-            assert page.text is not None, "a page with references is text"
-            found = ref_records(scan(page.text, page.body_start), self._options)
+            found = ref_records(scan(page.text or "", page.body_start), self._options)
             # The same text, configuration and program (the cache's fingerprint): the same
-            # references, in the same order as the verdicts kept for them.
-            assert len(found) == self._count, f"{page.display}: references found differ"
+            # references, in the same order as the verdicts kept for them. Anything else is a
+            # bug, and must not pair references with the wrong verdicts.
+            if len(found) != self._count:
+                raise RuntimeError(
+                    f"{page.display}: {len(found)} references found again where the "
+                    f"verification cache counted {self._count}; run with --no-cache"
+                )
             self._found = found
         return self._found
 

@@ -464,7 +464,7 @@ class Verifier:
             entry = self.cache.get(page_key(file.display, file.rel, file.source), page_digest(data))
             if entry is None:
                 continue
-            parsed = _Parsed(file, entry.restored_page(data))
+            parsed = _Parsed(file, entry.restored_page(file.source, data))
             parsed._anchors = entry.anchors
             self._run_cached[file] = (entry, parsed)
             self._parsed[file.rel] = parsed
@@ -646,7 +646,7 @@ class Verifier:
             page_key(page.display, page.rel, page.source),
             CachedPage(
                 page_digest(page.raw),
-                CachedPage.bare(page),  # a run that finds the entry has just read the bytes
+                CachedPage.bare(page),
                 None if extracted.records is None else len(extracted.records),
                 links,
                 anchors,

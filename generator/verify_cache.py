@@ -69,7 +69,7 @@ class CachedPage:
     digest: bytes
     """blake2b of the page's bytes."""
     page: Page
-    """The page, kept without its bytes and text (the run has them: it just read them)."""
+    """The page, kept without its source, bytes and text (see `bare`)."""
     ref_count: int | None
     """How many references the page holds (None: it is not text). The references themselves
     are found again in the text by whoever lists them: kept, they would be most of the cache."""
@@ -86,21 +86,24 @@ class CachedPage:
 
     @staticmethod
     def bare(page: Page) -> Page:
-        """``page`` without its bytes and text, as an entry keeps it (``text`` is "" rather
-        than None when there is one, so that `restored_page` knows to decode it)."""
+        """``page`` without its source, bytes and text, as an entry keeps it: a run that finds
+        the entry has just read the file, and a `Path` costs much to unpickle. (``text`` is ""
+        rather than None when there is one, so that `restored_page` knows to decode it.)"""
         bare = Page.__new__(Page)
-        bare.__dict__.update(page.__dict__, raw=b"", text=None if page.text is None else "")
+        bare.__dict__.update(
+            page.__dict__, source=None, raw=b"", text=None if page.text is None else ""
+        )
         return bare
 
-    def restored_page(self, data: bytes) -> Page:
-        """The cached page with ``data``, the bytes it was cached for, put back."""
+    def restored_page(self, source: Path, data: bytes) -> Page:
+        """The cached page, read from ``source`` as ``data``, the bytes it was cached for."""
         text = None
         if self.page.text is not None:
             decoded = data.decode("utf-8")
             text = decoded[1:] if self.page.bom else decoded
         # A shallow copy, field by field (`dataclasses.replace` costs several times as much).
         page = Page.__new__(Page)
-        page.__dict__.update(self.page.__dict__, raw=data, text=text)
+        page.__dict__.update(self.page.__dict__, source=source, raw=data, text=text)
         return page
 
 

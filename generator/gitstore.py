@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import logging
+import os
 import re
 import subprocess
 from collections.abc import Iterable
@@ -221,6 +222,57 @@ def _is_repository(path: Path) -> bool:
     if (path / ".git").exists():
         return True
     return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
+_FETCH_STATE_FILES = ("HEAD", "packed-refs", "FETCH_HEAD", "shallow", "objects/info/alternates")
+
+
+def fetch_state(clone: Path) -> bytes:
+    """What a fetch changes in a clone, read from its files (no git process): its refs,
+    ``FETCH_HEAD``, ``shallow``, alternates and the list of its packs; ``b"no clone"`` for a
+    path that is none."""
+    git_dir = _git_directory(clone)
+    if git_dir is None:
+        return b"no clone"
+    parts: list[bytes] = []
+    directories = [git_dir]
+    common = _read(git_dir / "commondir")  # a linked worktree keeps refs in the main one
+    if common is not None:
+        directories.append((git_dir / common.decode().strip()).resolve())
+    for directory in directories:
+        for name in _FETCH_STATE_FILES:
+            parts += [name.encode(), _read(directory / name) or b"-"]
+        for folder, subfolders, files in os.walk(directory / "refs"):
+            subfolders.sort()
+            for file in sorted(files):
+                path = Path(folder, file)
+                parts += [path.relative_to(directory).as_posix().encode(), _read(path) or b"-"]
+        packs = directory / "objects" / "pack"
+        if packs.is_dir():
+            parts.append("\0".join(sorted(pack.name for pack in packs.iterdir())).encode())
+    return b"\0".join(parts)
+
+
+def _git_directory(clone: Path) -> Path | None:
+    """The clone's git directory: ``.git``, where a ``.git`` file points, or a bare clone."""
+    dot_git = clone / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    if dot_git.is_file():  # "gitdir: PATH", as a linked worktree or a submodule has it
+        pointer = (_read(dot_git) or b"").decode(errors="replace").strip()
+        if pointer.startswith("gitdir:"):
+            return (clone / pointer.removeprefix("gitdir:").strip()).resolve()
+        return None
+    if (clone / "HEAD").is_file() and (clone / "refs").is_dir():  # a bare repository
+        return clone
+    return None
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 class GitStore:

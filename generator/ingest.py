@@ -45,7 +45,7 @@ from generator.generate.source import Placement
 from generator.manifest import Manifest
 from generator.model import CodeRef, Finding, RefForm, ResolvedRef, Severity
 from generator.pages import Page, atomic_write, parse_page, render_page
-from generator.paths import LEVELS, deep_dives_of, load_curriculum
+from generator.paths import LEVELS, build_curriculum, deep_dives_of, load_pages
 from generator.scaffold import kebab
 from generator.sections import (
     ANALYSIS_KINDS,
@@ -370,7 +370,8 @@ class Ingester:
             put("level", level, "from --level" if placement.level else "default for the kind")
         if kind not in ANALYSIS_KINDS:
             return
-        curriculum = load_curriculum(self.docs_root)
+        pages = load_pages(self.docs_root)
+        curriculum = build_curriculum(pages)
         paths = list(placement.paths)
         if not paths and not meta.get("paths") and not meta.get("path"):
             nearest = _nearest_level_path(level, curriculum.paths)
@@ -390,13 +391,8 @@ class Ingester:
             ]
             put("order", max(orders, default=0) + 1, "after the last page of its level")
         if kind == REVIEW and meta.get("pr") is not None:
-            deep_dives = [
-                other
-                for other in deep_dives_of(
-                    self.docs_root, meta["pr"], meta.get("upstream"), curriculum
-                )
-                if other != rel
-            ]
+            found = deep_dives_of(pages, meta["pr"], meta.get("upstream"))
+            deep_dives = [other for other in found if other != rel]
             depends = [str(d) for d in meta.get("depends_on") or []]
             missing = [d for d in deep_dives if d not in depends]
             if missing:

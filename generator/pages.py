@@ -330,8 +330,9 @@ def write_page(page: Page, meta: dict[str, Any] | None = None) -> Page:
     return parse_page(data, page.source, page.display, page.rel)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half."""
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never half.
+    ``durable=False`` skips the sync to disk, for files that may be lost (a cache)."""
     import tempfile  # only writers need it; verifying reads (and starts faster without it)
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -340,8 +341,9 @@ def atomic_write(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         Path(temporary).chmod(mode)
         Path(temporary).replace(path)
     except BaseException:

@@ -754,21 +754,16 @@ def _written(page: Page, target: str) -> str:
     return target
 
 
-def deep_dives_of(
-    docs_root: Path, pr: object, upstream: object, curriculum: Curriculum | None = None
-) -> list[str]:
-    """The PR deep dives (docs-relative, sorted) of pull request ``pr`` of ``upstream`` under
-    ``docs_root``: what a review of the same pull request builds on."""
-    curriculum = curriculum or load_curriculum(docs_root)
-    found = []
-    for rel, page in curriculum.pages.items():
-        if page.kind != "pr-deep-dive":
-            continue
-        source = docs_root / rel
-        meta = parse_page(source.read_bytes(), source, rel, rel).meta
-        if str(meta.get("pr")) == str(pr) and meta.get("upstream") == upstream:
-            found.append(rel)
-    return sorted(found)
+def deep_dives_of(pages: Iterable[Page], pr: object, upstream: object) -> list[str]:
+    """The PR deep dives among ``pages`` (docs-relative paths, sorted) of pull request ``pr`` of
+    ``upstream``: what a review of the same pull request builds on."""
+    return sorted(
+        page.rel
+        for page in pages
+        if page.meta.get("kind") == "pr-deep-dive"
+        and str(page.meta.get("pr")) == str(pr)
+        and page.meta.get("upstream") == upstream
+    )
 
 
 def _replace_paths(page: PathPage, paths: tuple[str, ...]) -> PathPage:

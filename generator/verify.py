@@ -388,10 +388,7 @@ class Verifier:
         # with the page it restores, for those the cache holds as they are now.
         self._run_data: dict[PageFile, bytes] = {}
         self._run_cached: dict[PageFile, tuple[CachedPage, _Parsed]] = {}
-        self._run_cwd = ""
-        """The working directory of the run: `Path.absolute` would ask for it on every page."""
         self._target_pool: dict[CachedTarget, CachedTarget] = {}
-        self._run_targets: dict[int, tuple[Target, CachedTarget]] = {}
         # The run's link checker (it knows the run's tree); dropped after the run, as it holds
         # this verifier, which would otherwise only go with the cycle collector.
         self._links: LinkChecker | None = None
@@ -416,7 +413,6 @@ class Verifier:
         pages: list[Page] = []
         self._run_files = {file.rel: file for file in files}
         self._run_parsed = {}
-        self._run_cwd = os.getcwd()  # noqa: PTH109 (a string, for os.path.join)
         self._links = LinkChecker(self.docs_root, self._anchors_of)
         with _collector_paused():
             if self.cache is not None and self.cache.holds_pages:
@@ -439,7 +435,7 @@ class Verifier:
                 extracted_pages.close()
                 self._run_files, self._run_parsed, self._links = {}, {}, None
                 self._run_data, self._run_cached = {}, {}
-                self._target_pool, self._run_targets = {}, {}
+                self._target_pool = {}
             if self.cache is not None:
                 self.cache.save()
         report.pages = len(pages)
@@ -633,15 +629,11 @@ class Verifier:
         links, anchors = extracted.kept
         # What a listing needs of each verdict, one tuple per target, shared across pages (so
         # stored once): a verdict's own reference and findings are not needed again.
-        # Verdicts are shared too: each is looked at once (kept with it, so its id stays its own).
-        pool, of_verdict = self._target_pool, self._run_targets
+        pool = self._target_pool
         targets = []
         for verdict in checked.verdicts:
-            known_target = of_verdict.get(id(verdict))
-            if known_target is None or known_target[0] is not verdict:
-                target = CachedTarget(verdict.upstream, verdict.commit, verdict.path)
-                known_target = of_verdict[id(verdict)] = (verdict, pool.setdefault(target, target))
-            targets.append(known_target[1])
+            target = CachedTarget(verdict.upstream, verdict.commit, verdict.path)
+            targets.append(pool.setdefault(target, target))
         self.cache.store(
             page_key(page.display, page.rel, page.source),
             CachedPage(
@@ -653,7 +645,7 @@ class Verifier:
                 checked.findings,
                 targets,
                 checked.ref_findings,
-                os.path.join(self._run_cwd, page.source),  # noqa: PTH118 (see _run_cwd)
+                os.path.abspath(page.source),  # noqa: PTH100 (a Path costs several times more)
             ),
         )
 

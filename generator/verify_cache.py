@@ -32,7 +32,6 @@ import os
 import pickle
 import secrets
 import sys
-import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,9 +39,10 @@ from typing import NamedTuple
 
 import yaml
 
+from generator.gitstore import fetch_state
 from generator.manifest import Manifest
 from generator.model import Finding, Link
-from generator.pages import Page
+from generator.pages import Page, atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -214,9 +214,8 @@ class VerifyCache:
         are dropped then too."""
         if not self._dirty:
             return
+        exists = os.path.exists  # not Path: thousands of entries, and a Path costs much more
         for shard, entries in enumerate(self._shards):
-            # os.path, not Path: thousands of entries, and a Path costs several times as much.
-            exists = os.path.exists
             gone = [key for key, entry in entries.items() if not exists(entry.location)]
             for key in gone:
                 del entries[key]
@@ -242,19 +241,7 @@ class VerifyCache:
     def _write(self, path: Path, entries: dict[str, CachedPage]) -> None:
         payload = pickle.dumps((self.fingerprint, entries), protocol=pickle.HIGHEST_PROTOCOL)
         mac = hmac.new(self._key, payload, hashlib.sha256).digest()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(descriptor, "wb") as stream:
-                stream.write(_MAGIC)
-                stream.write(mac)
-                stream.write(payload)
-            written = Path(temporary)
-            written.chmod(0o644)  # as other files are; mkstemp makes it private
-            written.replace(path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        atomic_write(path, _MAGIC + mac + payload, durable=False)
 
 
 _MAGIC = b"kb-verify-cache 1\n"
@@ -313,7 +300,7 @@ def run_fingerprint(manifest: Manifest, docs_root: Path) -> bytes:
         clone = manifest.upstreams[name].clone_dir
         digest.update(f"\0{name}\0{clone}\0".encode())
         if clone is not None:
-            digest.update(clone_state(clone))
+            digest.update(fetch_state(clone))
     return digest.digest()
 
 
@@ -324,49 +311,6 @@ def program_fingerprint(package: Path) -> bytes:
         digest.update(f"{source.relative_to(package).as_posix()}\0".encode())
         digest.update(source.read_bytes())
     return digest.digest()
-
-
-_STATE_FILES = ("HEAD", "packed-refs", "FETCH_HEAD", "shallow", "objects/info/alternates")
-
-
-def clone_state(clone: Path) -> bytes:
-    """What a fetch changes in a clone: its refs, ``FETCH_HEAD``, ``shallow`` and the list of
-    its packs. Empty-handed (but not failing) for a path that is no clone: the run then
-    reports it."""
-    git_dir = _git_directory(clone)
-    if git_dir is None:
-        return b"no clone"
-    parts: list[bytes] = []
-    directories = [git_dir]
-    common = _read(git_dir / "commondir")  # a linked worktree keeps refs in the main one
-    if common is not None:
-        directories.append((git_dir / common.decode().strip()).resolve())
-    for directory in directories:
-        for name in _STATE_FILES:
-            parts += [name.encode(), _read(directory / name) or b"-"]
-        for folder, subfolders, files in os.walk(directory / "refs"):
-            subfolders.sort()
-            for file in sorted(files):
-                path = Path(folder, file)
-                parts += [path.relative_to(directory).as_posix().encode(), _read(path) or b"-"]
-        packs = directory / "objects" / "pack"
-        if packs.is_dir():
-            parts.append("\0".join(sorted(pack.name for pack in packs.iterdir())).encode())
-    return b"\0".join(parts)
-
-
-def _git_directory(clone: Path) -> Path | None:
-    dot_git = clone / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    if dot_git.is_file():  # "gitdir: PATH", as a linked worktree or a submodule has it
-        pointer = (_read(dot_git) or b"").decode(errors="replace").strip()
-        if pointer.startswith("gitdir:"):
-            return (clone / pointer.removeprefix("gitdir:").strip()).resolve()
-        return None
-    if (clone / "HEAD").is_file() and (clone / "refs").is_dir():  # a bare repository
-        return clone
-    return None
 
 
 def _read(path: Path) -> bytes | None:

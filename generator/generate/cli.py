@@ -290,14 +290,14 @@ def run_review(args: argparse.Namespace) -> int:
         depend_on_deep_dives,
         write_review_page,
     )
-    from generator.paths import deep_dives_of
+    from generator.paths import deep_dives_of, load_pages
     from generator.verify import docs_root_for
 
     def build_after_deep_dives(client: Any, manifest: Any, *pull: Any, **options: Any) -> Any:
         page = build_review_page(client, manifest, *pull, **options)
         docs_root = docs_root_for(manifest, [manifest.root / "docs"])
         if docs_root.is_dir():
-            found = deep_dives_of(docs_root, page.pull.number, page.upstream)
+            found = deep_dives_of(load_pages(docs_root), page.pull.number, page.upstream)
             depend_on_deep_dives(page, found)
         return page
 

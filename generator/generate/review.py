@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import git
-import yaml
 
 from generator.extract import extract_headings, extract_refs, scan
 from generator.generate.pr import (
@@ -42,6 +41,7 @@ from generator.generate.pr import (
     changed_files,
     detect_language,
     find_upstream,
+    frontmatter_yaml,
     pages_web_url,
     parse_repository,
     refuse_existing,
@@ -213,7 +213,7 @@ def render_review_page(
         "base": pull.base_sha,
         "tags": ["review", upstream.name],
     }
-    frontmatter = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+    frontmatter = frontmatter_yaml(meta)
     tests = tuple(f for f in files if is_test_file(f.path))
     test_rows = [
         (

@@ -329,6 +329,51 @@ def _login(user: object) -> str:
     return ""
 
 
+_DIFF_HEADER = re.compile(r"(?m)^diff --git ")
+
+
+def diff_parts(diff: str) -> dict[str, str]:
+    """Each file's part of a unified git diff, headers included and up to (not including) the
+    next file's, by the file's path at the head (its old path if deleted).
+
+    The path comes from the headers before the first hunk, however many there are (a rename
+    that also changes the mode has nine): ``+++ b/...``, else ``rename to ...``, else
+    ``--- a/...``, else the ``diff --git`` line itself (a pure rename, a binary file)."""
+    parts: dict[str, str] = {}
+    starts = [match.start() for match in _DIFF_HEADER.finditer(diff)]
+    for index, start in enumerate(starts):
+        end = starts[index + 1] if index + 1 < len(starts) else len(diff)
+        part = diff[start:end]
+        lines = part.split("\n")
+        name = None
+        for line in lines[1:]:
+            if line.startswith("@@"):
+                break
+            if line.startswith("+++ ") and line != "+++ /dev/null":
+                name = line[4:].removeprefix("b/")
+            elif line.startswith("rename to "):
+                name = line.removeprefix("rename to ")
+            elif line.startswith("--- ") and name is None and line != "--- /dev/null":
+                name = line[4:].removeprefix("a/")
+        if name is None and " b/" in lines[0]:
+            name = lines[0].rsplit(" b/", 1)[1]
+        if name is not None:
+            parts[name] = part
+    return parts
+
+
+def diff_hunks(diff: str) -> dict[str, str]:
+    """Each file's hunks in a unified git diff (from its first ``@@``), by `diff_parts`' path;
+    a file without a hunk (a pure rename, a binary file) is left out."""
+    hunks: dict[str, str] = {}
+    for name, part in diff_parts(diff).items():
+        lines = part.split("\n")
+        first = next((n for n, line in enumerate(lines) if line.startswith("@@")), None)
+        if first is not None:
+            hunks[name] = "\n".join(lines[first:])
+    return hunks
+
+
 def diff_from_files(files: tuple[PullFile, ...] | list[PullFile]) -> str:
     """A unified diff rebuilt from the files endpoint's patches (for diffs GitHub refuses)."""
     chunks: list[str] = []

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.gitbuild import run_git
-from generator.github import DIFF_MEDIA_TYPE, PER_PAGE
+from generator.github import DIFF_MEDIA_TYPE, PER_PAGE, diff_hunks
 
 __all__ = [
     "ReplayServer",
@@ -238,14 +238,7 @@ def pull_files_from_git(
             index += 2
 
     diff = run_git(repo, "diff", "-M", base, head)
-    patches: dict[str, str | None] = {}
-    for block in diff.split("\ndiff --git "):
-        lines = block.removeprefix("diff --git ").splitlines()
-        if not lines:
-            continue
-        name = lines[0].split(" b/", 1)[1]
-        hunk_start = next((n for n, line in enumerate(lines) if line.startswith("@@")), None)
-        patches[name] = None if hunk_start is None else "\n".join(lines[hunk_start:])
+    patches = {name: hunks.rstrip("\n") for name, hunks in diff_hunks(diff).items()}
 
     blobs = {}
     for line in _split_z(run_git(repo, "ls-tree", "-r", "-z", head)):

@@ -17,7 +17,9 @@ import pytest
 import yaml
 
 from generator.cli import main
-from generator.generate.review import is_test_file
+from generator.generate.review import changed_lines, is_test_file
+from generator.gitbuild import run_git
+from generator.manifest import load_manifest
 from tests import test_github as gh
 from tests.conftest import KB
 from tests.test_sanitize import EXTENSIONS, assert_harmless, parse
@@ -292,3 +294,19 @@ def test_generated_page_exports(
     assert main(["review", "--export-review-json", str(page), "-o", str(out)]) == 0
     payload = json.loads(out.read_text("utf-8"))
     assert payload["commit_id"] == pr.head and payload["comments"] == []
+
+
+def test_changed_lines_follow_a_file_renamed_with_a_mode_change(kb: KB) -> None:
+    """A rename that also changes the mode has nine header lines before its first hunk."""
+    repo = kb.new_upstream("lib")
+    base = repo.commit({"pkg/old.py": "".join(f"x{n} = {n}\n" for n in range(1, 30))}, "Add")
+    run_git(repo.path, "mv", "pkg/old.py", "pkg/new.py")
+    moved = repo.path / "pkg" / "new.py"
+    moved.write_text(moved.read_text().replace("x5 = 5\n", "x5 = 50\n"))
+    moved.chmod(0o755)
+    head = repo.commit(None, "Rename it, change a line and make it run")
+    diff = run_git(repo.path, "diff", "-M", "-U0", base, head)
+    assert "old mode 100644" in diff and "rename to pkg/new.py" in diff
+    kb.add_upstream("lib", repo, head)
+    upstream = load_manifest(kb.root / "upstreams.yaml").upstreams["lib"]
+    assert changed_lines(upstream, base, head) == {"pkg/new.py": {5}}

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 import jinja2
 import yaml
 
-from generator.github import GitHubClient, PullChanges, PullFile, PullRequest
+from generator.github import GitHubClient, PullChanges, PullFile, PullRequest, diff_hunks
 from generator.gitstore import GitStore, RepositoryUnavailable
 from generator.manifest import Manifest
 from generator.model import Upstream
@@ -288,24 +288,6 @@ def touched_lines(patch: str) -> tuple[set[int], set[int]]:
         added |= hunk.added
         deleted |= hunk.deleted_after
     return added, deleted
-
-
-def _patches_from_diff(diff: str) -> dict[str, str]:
-    """Each file's hunks in a unified diff, by new path (old path for a deleted file)."""
-    patches: dict[str, str] = {}
-    for block in re.split(r"(?m)^diff --git ", diff)[1:]:
-        lines = block.split("\n")
-        old = new = None
-        for line in lines[:8]:
-            if line.startswith("--- "):
-                old = line[4:].removeprefix("a/")
-            elif line.startswith("+++ "):
-                new = line[4:].removeprefix("b/")
-        name = new if new and new != "/dev/null" else old
-        start = next((n for n, line in enumerate(lines) if line.startswith("@@")), None)
-        if name and start is not None:
-            patches[name] = "\n".join(lines[start:])
-    return patches
 
 
 # --------------------------------------------------------------------------------------------
@@ -680,7 +662,7 @@ def render_pr_page(
     """Draft the page from fetched data (no network)."""
     lang = lang or detect_language(pull.title, pull.body)
     files = changed_files(changes.files)
-    patches = _patches_from_diff(changes.diff)
+    patches = diff_hunks(changes.diff)
     for f in changes.files:
         if f.patch is not None:
             patches[f.filename] = f.patch

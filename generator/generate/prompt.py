@@ -45,7 +45,6 @@ from generator.generate.pr import (
     KeySymbol,
     Language,
     _head_store,
-    _patches_from_diff,
     _path_cell,
     _quote,
     _state,
@@ -58,7 +57,15 @@ from generator.generate.pr import (
     render_pr_page,
     write_new_file,
 )
-from generator.github import GitHubClient, PullChanges, PullRequest, ReviewComment, diff_from_files
+from generator.github import (
+    GitHubClient,
+    PullChanges,
+    PullRequest,
+    ReviewComment,
+    diff_from_files,
+    diff_hunks,
+    diff_parts,
+)
 from generator.manifest import Manifest
 from generator.model import Upstream
 from generator.sanitize import (
@@ -430,38 +437,10 @@ def _key(position: tuple[object, ...]) -> tuple[str, ...]:
 # Diffs
 
 
-_DIFF_HEADER = re.compile(r"(?m)^diff --git ")
-
-
-def _diff_by_file(diff: str) -> dict[str, str]:
-    """Each file's part of a unified diff (headers included), by its new path (old if deleted)."""
-    blocks: dict[str, str] = {}
-    starts = [match.start() for match in _DIFF_HEADER.finditer(diff)]
-    for index, start in enumerate(starts):
-        end = starts[index + 1] if index + 1 < len(starts) else len(diff)
-        block = diff[start:end]
-        lines = block.split("\n")
-        name = None
-        for line in lines[1:10]:
-            if line.startswith("+++ ") and line != "+++ /dev/null":
-                name = line[4:].removeprefix("b/")
-            elif line.startswith("rename to "):
-                name = line.removeprefix("rename to ")
-            elif line.startswith("--- ") and name is None and line != "--- /dev/null":
-                name = line[4:].removeprefix("a/")
-            if line.startswith("@@"):
-                break
-        if name is None and " b/" in lines[0]:
-            name = lines[0].rsplit(" b/", 1)[1]
-        if name is not None:
-            blocks[name] = block.rstrip("\n")
-    return blocks
-
-
 def _diff_parts(
     changes: PullChanges, files: Sequence[ChangedFile], gaps: list[Omission]
 ) -> list[_Part]:
-    blocks = _diff_by_file(changes.diff)
+    blocks = {name: part.rstrip("\n") for name, part in diff_parts(changes.diff).items()}
     pull_files = {f.filename: f for f in changes.files}
     parts = []
     for index, f in enumerate(files):
@@ -499,7 +478,7 @@ def _code_parts(
     changed definitions there are."""
     if not any(f.is_python and f.category != "deleted" for f in files):
         return [], 0
-    patches = _patches_from_diff(changes.diff)
+    patches = diff_hunks(changes.diff)
     for f in changes.files:
         if f.patch is not None:
             patches[f.filename] = f.patch

@@ -34,7 +34,6 @@ from generator.generate.pr import (
     PrError,
     _environment,
     _file_slug,
-    _patches_from_diff,
     _path_cell,
     _quote,
     _state,
@@ -49,7 +48,7 @@ from generator.generate.pr import (
     touched_lines,
     write_new_file,
 )
-from generator.github import GitHubClient, PullRequest, ReviewComment
+from generator.github import GitHubClient, PullRequest, ReviewComment, diff_hunks
 from generator.gitstore import GitStore, RepositoryUnavailable
 from generator.manifest import Manifest
 from generator.model import Upstream
@@ -406,7 +405,7 @@ def changed_lines(upstream: Upstream, base: str, head: str) -> dict[str, set[int
         ) from error
     finally:
         store.close()
-    return {path: touched_lines(patch)[0] for path, patch in _patches_from_diff(diff).items()}
+    return {path: touched_lines(patch)[0] for path, patch in diff_hunks(diff).items()}
 
 
 def _spans(lines: set[int], most: int = 8) -> str:

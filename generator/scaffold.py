@@ -43,10 +43,11 @@ _BODIES: dict[str, str] = {
     "### 4.3 Data Flow\n\n### 4.4 Core Code Walkthrough\n\n## 5. Module Relationships\n\n"
     "## 6. Risks & Edge Cases\n\n## 7. Quick Reference\n\n### 7.1 File Change Summary\n\n"
     "### 7.2 Key Functions Index\n\n### 7.3 Related Code Pointers\n",
-    # The review prompt: understand, verify tests, findings by severity, questions.
+    # The review prompt: understand, verify tests, findings by severity, questions, and the PR's
+    # own review comments.
     "review": "## 1. Summary\n\n## 2. Test Verification\n\n## 3. Findings\n\n"
     "### P0 — Critical\n\n### P1 — Important\n\n### P2 — Suggestion\n\n### P3 — Nitpick\n\n"
-    "## 4. Questions for the Author\n",
+    "## 4. Questions for the Author\n\n## 5. GitHub Review Comments\n",
     # The same sections `python -m generator source` drafts.
     "source-analysis": "## 1. Overview\n\n## 2. Outline\n\n## 3. Class relationships\n\n"
     "## 4. Walkthrough\n\n## 5. Pitfalls and open questions\n",

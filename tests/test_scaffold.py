@@ -11,7 +11,8 @@ import pytest
 
 from generator.manifest import ConfigError
 from generator.pages import read_page
-from generator.scaffold import new_page, new_spec, next_spec_number
+from generator.scaffold import PAGE_KINDS, new_page, new_spec, next_spec_number
+from generator.sections import KIND_SECTIONS, page_headings, section_status
 from generator.specs import validate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,3 +112,13 @@ def test_a_scaffolded_pr_deep_dive_has_the_prompts_sections_and_asks_for_its_dia
     lines = text.splitlines()
     numbers = [lines[f.line - 1].split(" ", 2)[1].rstrip(".") for f in missing]
     assert numbers == ["2.1", "4.2", "4.3", "5"]
+
+
+@pytest.mark.parametrize("kind", sorted(set(KIND_SECTIONS) & set(PAGE_KINDS)))
+def test_a_new_page_has_every_section_its_kind_requires_in_order(root, kind):
+    created = new_page(root, root / "docs", kind=kind, spec="001", title=f"A new {kind}")
+    page = read_page(created.path)
+    status = section_status(kind, page_headings(page.body))
+    assert status is not None
+    assert [state.section.name for state in status.missing] == []
+    assert status.out_of_order == []

@@ -487,7 +487,8 @@ def _pages_table(pages: list[PageHealth], link_prefix: str) -> list[str]:
         "|---|---|---|---|---|---|---|---|",
     ]
     for page in pages:
-        title = page.title.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+        # A table cell first (backslashes, pipes), then link text (brackets): each escaped once.
+        title = _cell(page.title).replace("[", "\\[").replace("]", "\\]")
         href = (link_prefix + page.rel).replace(" ", "%20")
         if page.diagrams_required:
             diagrams = f"{page.diagrams_met}/{page.diagrams_required}"
@@ -498,7 +499,7 @@ def _pages_table(pages: list[PageHealth], link_prefix: str) -> list[str]:
             diagrams = f"{page.diagrams} (none required)"
         behind = "–" if page.commits_behind is None else str(page.commits_behind)
         out.append(
-            f"| [{_cell(title)}]({href}) | {page.refs} | {page.ref_errors} | "
+            f"| [{title}]({href}) | {page.refs} | {page.ref_errors} | "
             f"{page.ref_warnings} | {page.broken_links} | {_cell(diagrams)} | {behind} | "
             f"{_cell(', '.join(page.paths) or 'none')} |"
         )

@@ -9,6 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import markdown
+
+from generator.board import PageHealth, _pages_table
 from generator.specs import estimate_tokens, normalise, validate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -288,3 +291,10 @@ def test_a_malformed_lean_spec_config_is_a_finding_on_its_line(tmp_path):
     config.write_text('{\n  "specsDir": "specs",\n  "templates": ["x"]\n}\n', "utf-8")
     [finding] = [f for f in validate(root, root / "docs") if f.check == "spec-config-invalid"]
     assert finding.line == 3 and "templates must map names" in finding.message
+
+
+def test_a_page_title_is_escaped_once_in_the_boards_table():
+    table = _pages_table([PageHealth("docs/x.md", "x.md", "Fix [x] a\\b|c", "draft")], "")
+    assert table[2].startswith("| [Fix \\[x\\] a\\\\b\\|c](x.md) |")
+    html = markdown.markdown("\n".join(table), extensions=["tables"])
+    assert '<a href="x.md">Fix [x] a\\b|c</a>' in html

@@ -57,7 +57,13 @@ from generator.sections import (
     page_headings,
     section_findings,
 )
-from generator.specs import load_config, load_specs, normalise
+from generator.specs import (
+    diagram_override,
+    find_spec,
+    load_config,
+    load_specs,
+    normalise,
+)
 from generator.verify import PageFile, Report, Verifier
 
 log = logging.getLogger(__name__)
@@ -435,7 +441,11 @@ class Ingester:
         """What the kind asks of the content, whatever the page's status."""
         kind = str(page.meta.get("kind"))
         finished = replace(page, meta={**page.meta, "status": "in-progress"})
-        found = [*section_findings([finished]), *diagram_findings([finished])]
+        named = page.meta.get("spec")
+        specs = load_specs(load_config(self.manifest.root)) if named else []
+        override = diagram_override(find_spec(specs, str(named)) if named else None, page)
+        overrides = {page.rel: override} if override is not None else None
+        found = [*section_findings([finished]), *diagram_findings([finished], overrides)]
         if kind == REVIEW:
             found.extend(self._review_findings(page))
         if kind in ANALYSIS_KINDS and refs == 0:

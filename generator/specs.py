@@ -261,6 +261,14 @@ def load_specs(config: LeanSpecConfig) -> list[Spec]:
     return specs
 
 
+def diagram_override(spec: Spec | None, page: Page) -> int | None:
+    """How many diagrams ``spec``'s ``acceptance.diagrams`` asks of ``page``'s kind, if it says."""
+    acceptance = spec.meta.get("acceptance") if spec is not None else None
+    kinds = acceptance.get("diagrams") if isinstance(acceptance, dict) else None
+    value = kinds.get(page.meta.get("kind")) if isinstance(kinds, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def find_spec(specs: Sequence[Spec], ref: str) -> Spec | None:
     """A spec by id (``001-x``), number (``001``, ``1``) or name (``x``) when unique."""
     ref = str(ref).strip().rstrip("/")
@@ -768,11 +776,8 @@ class Governance:
         """Each page's required diagram count from its spec's ``acceptance.diagrams``."""
         overrides: dict[str, int] = {}
         for page in self.pages:
-            spec = self.spec_of(page)
-            acceptance = spec.meta.get("acceptance") if spec is not None else None
-            kinds = acceptance.get("diagrams") if isinstance(acceptance, dict) else None
-            value = kinds.get(page.meta.get("kind")) if isinstance(kinds, dict) else None
-            if isinstance(value, int) and not isinstance(value, bool):
+            value = diagram_override(self.spec_of(page), page)
+            if value is not None:
                 overrides[page.rel] = value
         return overrides
 

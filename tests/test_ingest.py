@@ -447,3 +447,23 @@ def test_sections_out_of_the_seeds_order_and_pages_without_code_are_reported(
     assert run(str(prose), "--spec", "001-minitrain-knowledge-base", "--strict") == 1
     out = capsys.readouterr().out
     assert "prose.md:1:1: warning[no-code-refs] the page cites no code" in out
+
+
+def test_a_specs_diagram_count_is_the_one_ingest_checks(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The spec asks no diagram of a deep dive: the verifier and ingest must both say none."""
+    spec = kb / "specs" / "001-minitrain-knowledge-base" / "README.md"
+    text = spec.read_text("utf-8")
+    spec.write_text(
+        text.replace(
+            "priority: high\n", "priority: high\nacceptance:\n  diagrams:\n    pr-deep-dive: 0\n", 1
+        ),
+        "utf-8",
+    )
+    source = tmp_path / "pr2.zh.md"
+    source.write_text(DEEP_DIVE_ZH, "utf-8")
+    assert run(str(source), *PR2, "--spec", "001-minitrain-knowledge-base") == 0
+    out = capsys.readouterr().out
+    assert "warning[section-missing]" in out
+    assert "diagram-missing" not in out

@@ -27,6 +27,7 @@ import yaml
 
 from generator.generate.source import Placement
 from generator.gitbuild import RepoBuilder, run_git
+from generator.github import DEFAULT_API_URL
 from generator.github_replay import ReplayServer, pull_files_from_git, serve_recording
 from generator.manifest import ConfigError, Manifest
 from generator.pages import atomic_write, load_yaml
@@ -89,7 +90,6 @@ def build_all(demo_dir: Path, destination_root: Path) -> list[BuiltUpstream]:
 
 
 GITHUB_WEB = "https://github.com"
-GITHUB_API = "https://api.github.com"
 
 
 @dataclass(frozen=True)
@@ -269,7 +269,7 @@ def pull_answers(pull: DemoPull, history: Path) -> dict[Path, str]:
     base = _commit_by_subject(history, pull.base_commit, pull.source, "base.commit")
     head = _commit_by_subject(history, pull.head_commit, pull.source, "head.commit")
     web = f"{GITHUB_WEB}/{pull.repository}"
-    api = f"{GITHUB_API}/{pull.api_path}"
+    api = f"{DEFAULT_API_URL}/{pull.api_path}"
     files, diff = pull_files_from_git(history, base, head, blob_url=web)
     owner = pull.owner_and_name[0]
     commits = int(run_git(history, "rev-list", "--count", f"{base}..{head}").strip())
@@ -321,7 +321,7 @@ def pull_answers(pull: DemoPull, history: Path) -> dict[Path, str]:
                 key="review_comments",
             )
         entry: dict[str, Any] = {
-            "url": f"{GITHUB_API}/repos/{pull.repository}/pulls/comments/{comment.id}",
+            "url": f"{DEFAULT_API_URL}/repos/{pull.repository}/pulls/comments/{comment.id}",
             "id": comment.id,
             "pull_request_review_id": comment.id,
             "diff_hunk": hunk,

@@ -45,7 +45,7 @@ from generator.generate.source import Placement
 from generator.manifest import Manifest
 from generator.model import CodeRef, Finding, RefForm, ResolvedRef, Severity
 from generator.pages import Page, atomic_write, parse_page, render_page
-from generator.paths import LEVELS, build_curriculum, deep_dives_of, load_pages
+from generator.paths import LEVELS, build_curriculum, deep_dives_of, first_heading, load_pages
 from generator.scaffold import kebab
 from generator.sections import (
     ANALYSIS_KINDS,
@@ -84,7 +84,6 @@ _LANGS = {
     "zh": "zh", "chinese": "zh", "中文": "zh", "zh-cn": "zh", "zh_cn": "zh", "zh-hans": "zh",
     "cn": "zh",
 }  # fmt: skip
-_H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _SHA = re.compile(r"[0-9a-f]{40}")
 _UNRESOLVED = frozenset({"ambiguous-file", "file-missing", "path-escape", "unattributed"})
 _REWRITTEN = {
@@ -322,8 +321,7 @@ class Ingester:
 
         title = meta.get("title")
         if not isinstance(title, str) or not title.strip():
-            h1 = _H1.search(page.body)
-            put("title", h1.group(1).strip() if h1 else page.source.stem, "from the first heading")
+            put("title", first_heading(page) or page.source.stem, "from the first heading")
         put("kind", guess.kind, f"detected ({guess.basis})")
         put("lang", self._lang(page, meta), "detected" if "lang" not in meta else "normalised")
         status = options.status or meta.get("status")

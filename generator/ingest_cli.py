@@ -142,6 +142,7 @@ def _pull_commits(args: argparse.Namespace, manifest: Any) -> tuple[str | None, 
     """``(base, pin)``: as given, or the pull request's from GitHub when ``--pr`` asks."""
     if args.pr is None or args.upstream is None or (args.base and args.pin):
         return args.base, args.pin
+    from generator.generate.pr import parse_repository
     from generator.github import GitHubClient, GitHubError, default_cache_dir
     from generator.ingest import IngestError
 
@@ -152,7 +153,7 @@ def _pull_commits(args: argparse.Namespace, manifest: Any) -> tuple[str | None, 
             f"cannot fetch PR #{args.pr}: upstream '{args.upstream}' has no GitHub web_url in "
             "upstreams.yaml; pass --base and --pin"
         )
-    owner, repo = slug.split("/")
+    owner, repo = parse_repository(slug)
     try:
         with GitHubClient.from_env(
             cache_dir=default_cache_dir(manifest.root), offline=args.offline

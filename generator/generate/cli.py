@@ -24,8 +24,22 @@ def _positive(text: str) -> int:
     return value
 
 
-def _add_pack_and_placement(parser: argparse.ArgumentParser, seed: str) -> None:
-    """The options `pr` and `review` share: --prompt, --budget, --spec, --path, --level."""
+def _add_shared_options(parser: argparse.ArgumentParser, seed: str) -> None:
+    """The options `pr` and `review` share (all but --output, whose help differs)."""
+    parser.add_argument("--force", action="store_true", help="overwrite an existing file")
+    parser.add_argument(
+        "--offline", action="store_true", help="use only cached GitHub responses, never the network"
+    )
+    parser.add_argument(
+        "--lang",
+        choices=["auto", "en", "zh"],
+        default="auto",
+        help="headings' language (default: auto, Chinese for a mostly CJK title and body)",
+    )
+    parser.add_argument("--manifest", type=Path, metavar="FILE", help="upstream manifest")
+    parser.add_argument(
+        "--cache-dir", type=Path, metavar="DIR", help="GitHub response cache (.cache/github/)"
+    )
     parser.add_argument(
         "--prompt",
         action="store_true",
@@ -74,21 +88,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         help="where to write the page (default: docs/analysis/pr-N-<title>.md in the "
         "knowledge base) or, with --prompt, the pack (default: .cache/prompts/pr-N-<title>.md)",
     )
-    pr.add_argument("--force", action="store_true", help="overwrite an existing file")
-    pr.add_argument(
-        "--offline", action="store_true", help="use only cached GitHub responses, never the network"
-    )
-    pr.add_argument(
-        "--lang",
-        choices=["auto", "en", "zh"],
-        default="auto",
-        help="headings' language (default: auto, Chinese for a mostly CJK title and body)",
-    )
-    pr.add_argument("--manifest", type=Path, metavar="FILE", help="upstream manifest")
-    pr.add_argument(
-        "--cache-dir", type=Path, metavar="DIR", help="GitHub response cache (.cache/github/)"
-    )
-    _add_pack_and_placement(pr, "PR deep dive")
+    _add_shared_options(pr, "PR deep dive")
 
     review = commands.add_parser(
         "review",
@@ -121,21 +121,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "knowledge base); with --prompt, the pack (default: .cache/prompts/review-pr-N-"
         "<title>.md); with --export-review-json, the JSON file",
     )
-    review.add_argument("--force", action="store_true", help="overwrite an existing file")
-    review.add_argument(
-        "--offline", action="store_true", help="use only cached GitHub responses, never the network"
-    )
-    review.add_argument(
-        "--lang",
-        choices=["auto", "en", "zh"],
-        default="auto",
-        help="headings' language (default: auto, Chinese for a mostly CJK title and body)",
-    )
-    review.add_argument("--manifest", type=Path, metavar="FILE", help="upstream manifest")
-    review.add_argument(
-        "--cache-dir", type=Path, metavar="DIR", help="GitHub response cache (.cache/github/)"
-    )
-    _add_pack_and_placement(review, "code review")
+    _add_shared_options(review, "code review")
 
 
 def _draft_from_pull(

@@ -754,7 +754,6 @@ def render_pr_page(
         "symbols_from_ast": all_ast and store is not None,
         "diagram": _diagrams(files, symbols),
         "notes": notes,
-        "upstream": upstream.name,
     }
     text = _environment().get_template(f"pr-deep-dive.{lang}.md.j2").render(context)
     slug = _file_slug(pull.title)

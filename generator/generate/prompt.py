@@ -324,7 +324,6 @@ def render_pack(
         return _assemble(
             kind,
             pull,
-            upstream,
             files,
             kept,
             gaps,
@@ -621,7 +620,6 @@ def _left_out_lines(left_out: Sequence[Omission]) -> list[str]:
 def _assemble(
     kind: PackKind,
     pull: PullRequest,
-    upstream: Upstream,
     files: Sequence[ChangedFile],
     kept: Sequence[_Part],
     gaps: Sequence[Omission],
@@ -653,7 +651,7 @@ def _assemble(
         "(estimated: a quarter of a token per ASCII character, one per other character), "
         f"budget {budget:,}.",
         "",
-        *_conventions(kind, pull, upstream, draft_text, draft_meta, page_path, lang),
+        *_conventions(kind, pull, draft_text, draft_meta, page_path, lang),
         *_metadata(pull, files, links),
     ]
     by_group: dict[int, list[_Part]] = {}
@@ -711,7 +709,6 @@ def _assemble(
 def _conventions(
     kind: PackKind,
     pull: PullRequest,
-    upstream: Upstream,
     draft_text: str,
     draft_meta: Mapping[str, object],
     page_path: Path,

@@ -117,13 +117,9 @@ def plan_links(
     layout: MarkdownLayout,
     resolved_refs: Iterable[ResolvedRef],
     upstreams: dict[str, Upstream],
-    line_offset: int = 0,
 ) -> list[CodeLink]:
-    """The links to make in ``layout.text`` for the page's resolved references.
-
-    ``line_offset`` is the number of lines before ``layout.text`` in the file the references
-    were found in (MkDocs hands plugins the page without its frontmatter).
-    """
+    """The links to make in ``layout.text`` (the whole page, as the references were found in
+    it) for the page's resolved references."""
     text = layout.text
     taken = _taken_spans(layout)
     candidates: list[CodeLink] = []
@@ -137,10 +133,9 @@ def plan_links(
         path = resolved.path or ref.path
         if upstream is None or not path:
             continue
-        line = ref.line - line_offset
-        if not 1 <= line <= len(layout.line_starts):
+        if not 1 <= ref.line <= len(layout.line_starts):
             continue
-        start = layout.line_starts[line - 1] + ref.column - 1
+        start = layout.line_starts[ref.line - 1] + ref.column - 1
         end = start + len(ref.text)
         if text[start:end] != ref.text:
             continue  # the page changed between verification and rendering: link nothing

@@ -5,8 +5,14 @@ from __future__ import annotations
 import re
 
 import pytest
+import yaml
 
-from generator.generate.source import class_diagram, outline_plain, outline_python
+from generator.generate.source import (
+    class_diagram,
+    outline_plain,
+    outline_python,
+    render_source_page,
+)
 
 MODULE = '''\
 """A module with the shapes an outline must handle."""
@@ -168,3 +174,10 @@ def test_other_languages_and_errors(source_kb):
         ).returncode
         == 0
     )
+
+
+@pytest.mark.parametrize("path", ['tools/quote"d.py', "tools/back\\slash.py", "tools/plain.py"])
+def test_the_title_is_valid_yaml_whatever_the_path(path):
+    text = render_source_page("lib", "a" * 40, path, outline_plain(["x = 1"]))
+    meta = yaml.safe_load(text.split("---\n")[1])
+    assert meta["title"].endswith(path)

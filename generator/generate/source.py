@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import ast
 import datetime
+import json
 import logging
 import re
 from dataclasses import dataclass, field
@@ -273,7 +274,7 @@ def render_source_page(
     placed += [f"level: {placement.level}"] if placement.level else []
     out = [
         "---",
-        f'title: "{title}"',
+        f"title: {json.dumps(title, ensure_ascii=False)}",  # a JSON string is YAML too
         "kind: source-analysis",
         f"lang: {lang}",
         "status: draft",

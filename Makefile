@@ -72,9 +72,10 @@ demo: demo-upstreams $(MERMAID_STAMP)  ## set up, build the demo upstreams, veri
 	@echo
 	@echo "Demo verified and built into site/. Browse it with: make serve"
 
-lint: $(STAMP)  ## ruff lint and format check
+lint: $(STAMP)  ## ruff lint and format check, and the import layers of generator/
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache --no-logo
 
 format: $(STAMP)  ## apply ruff's formatting and fixes
 	$(BIN)/ruff check --fix .

@@ -7,10 +7,10 @@ The library API the CLI, the scripts, the site build and the tests share::
     report.exit_code(strict=False)
 """
 
-from generator.manifest import ConfigError, Manifest, load_manifest
+from generator.kb.pages import Page, read_page, render_page, write_page
 from generator.model import CodeRef, Finding, Link, RefForm, ResolvedRef, Severity, Upstream
-from generator.pages import Page, read_page, render_page, write_page
-from generator.verify import Report, Verifier, collect, verify
+from generator.upstream.manifest import ConfigError, Manifest, load_manifest
+from generator.verify.pipeline import Report, Verifier, collect, verify
 
 __version__ = "0.1.0"
 

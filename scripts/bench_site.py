@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generator.gitbuild import RepoBuilder  # noqa: E402
+from generator.upstream.gitbuild import RepoBuilder  # noqa: E402
 
 MERMAID = ROOT / ".cache" / "node" / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
 LEVELS = ("beginner", "intermediate", "advanced", "expert")

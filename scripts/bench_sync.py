@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from measure import run_generator  # noqa: E402  (scripts/measure.py, beside this script)
 
-from generator.gitbuild import RepoBuilder, run_git  # noqa: E402
+from generator.upstream.gitbuild import RepoBuilder, run_git  # noqa: E402
 
 
 @dataclass

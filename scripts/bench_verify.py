@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT))
 
 from measure import run_generator  # noqa: E402  (scripts/measure.py, beside this script)
 
-from generator.gitbuild import RepoBuilder  # noqa: E402
-from generator.verify import available_cores  # noqa: E402
+from generator.upstream.gitbuild import RepoBuilder  # noqa: E402
+from generator.verify.pipeline import available_cores  # noqa: E402
 
 
 def make_source(index: int, rng: random.Random) -> tuple[str, list[tuple[str, int, int]]]:

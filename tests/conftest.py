@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.demo import build_all
-from generator.gitbuild import RepoBuilder
-from generator.verify import Report, verify
+from generator.generate.demo import build_all
+from generator.upstream.gitbuild import RepoBuilder
+from generator.verify.pipeline import Report, verify
 
 ROOT = Path(__file__).resolve().parent.parent
 

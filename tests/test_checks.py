@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generator.gitbuild import run_git
+from generator.upstream.gitbuild import run_git
 
 
 def findings(kb, body: str, frontmatter: str = "") -> list[tuple]:

@@ -173,7 +173,7 @@ def test_help_and_list_checks(lib_kb):
 
 
 def test_upstreams_fetch_clones_from_a_local_remote(kb, tmp_path):
-    from generator.gitbuild import RepoBuilder
+    from generator.upstream.gitbuild import RepoBuilder
 
     remote = RepoBuilder.init(tmp_path / "remote")
     pin = remote.commit({"pkg/a.py": "A = 1\n"}, "init")

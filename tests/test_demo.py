@@ -27,7 +27,7 @@ def run_verify(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_demo_upstreams_have_the_pinned_shas_on_every_build(demo_clones, tmp_path):
-    from generator.demo import build_all
+    from generator.generate.demo import build_all
 
     manifest = yaml.safe_load((ROOT / "upstreams.yaml").read_text("utf-8"))
     rebuilt = {built.name: built for built in build_all(ROOT / "demo", tmp_path / "again")}

@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 from generator.cli import main
-from generator.gitbuild import run_git
-from generator.github_replay import ReplayServer, serve_recording
+from generator.github.replay import ReplayServer, serve_recording
+from generator.upstream.gitbuild import run_git
 from tests.conftest import ROOT
 
 DEMO = ROOT / "demo"

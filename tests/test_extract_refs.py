@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator.extract import ExtractOptions, extract_refs, scan
+from generator.kb.pages import parse_page
 from generator.model import RefForm
-from generator.pages import parse_page
+from generator.refs.extract import ExtractOptions, extract_refs, scan
 
 
 def refs_of(markdown: str, options: ExtractOptions | None = None, dedent: bool = True):
@@ -263,7 +263,7 @@ def test_extractor_never_crashes_and_positions_point_inside_the_line(text):
 
 
 def test_quoted_regions_are_not_searched_for_refs() -> None:
-    from generator.extract.refs import QUOTED_END, QUOTED_START
+    from generator.refs.extract.refs import QUOTED_END, QUOTED_START
 
     text = (
         f"a.py:1\n\n{QUOTED_START}\n\n> b.py:2\n\n{QUOTED_END}\n\nc.py:3\n\n"

@@ -23,11 +23,11 @@ from generator.generate.pr import (
     symbols_from_source,
     touched_lines,
 )
-from generator.gitbuild import run_git
-from generator.github import PullChanges, PullFile, PullRequest
+from generator.github.client import PullChanges, PullFile, PullRequest
+from generator.kb.pages import read_page
 from generator.model import Upstream
-from generator.pages import read_page
 from generator.site.pagechecks import mermaid_findings
+from generator.upstream.gitbuild import run_git
 from tests import test_github as gh
 from tests.conftest import KB
 from tests.test_sanitize import EXTENSIONS, assert_harmless, parse

@@ -18,8 +18,8 @@ import yaml
 
 from generator.cli import main
 from generator.generate.review import changed_lines, is_test_file
-from generator.gitbuild import run_git
-from generator.manifest import load_manifest
+from generator.upstream.gitbuild import run_git
+from generator.upstream.manifest import load_manifest
 from tests import test_github as gh
 from tests.conftest import KB
 from tests.test_sanitize import EXTENSIONS, assert_harmless, parse

@@ -119,7 +119,7 @@ def test_generated_page_verifies_clean_and_cites_every_symbol(source_kb):
 
 def test_chinese_headings_placement_and_another_commit(source_kb):
     repo = source_kb.root / "cache" / "lib"
-    from generator.gitbuild import RepoBuilder
+    from generator.upstream.gitbuild import RepoBuilder
 
     later = RepoBuilder(repo).commit({"lib/engine.py": "\n\n" + MODULE}, "shift")
     result = source_kb.cli(

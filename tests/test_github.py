@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from generator.gitbuild import RepoBuilder, run_git
-from generator.github import (
+from generator.github.client import (
     DIFF_MEDIA_TYPE,
     BadCredentials,
     DiffTooLarge,
@@ -37,7 +36,8 @@ from generator.github import (
     token_from_env,
     web_url_for,
 )
-from generator.github_replay import ReplayServer, Reply, pull_files_from_git
+from generator.github.replay import ReplayServer, Reply, pull_files_from_git
+from generator.upstream.gitbuild import RepoBuilder, run_git
 
 TOKEN = "ghp_S3cretT0kenThatMustNeverLeak0123456789"
 OWNER, REPO, NUMBER = "acme", "widgets", 7
@@ -615,7 +615,7 @@ def test_progress_is_shown_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -
 def test_a_pull_request_of_exactly_the_cap_is_complete(
     server: FakeGitHub, pr: FixturePR, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import generator.github as github
+    import generator.github.client as github
 
     monkeypatch.setattr(github, "MAX_PR_FILES", len(pr.files))  # the cap, reached exactly
     serve_pr(server, pr)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.gitbuild import RepoBuilder, run_git
-from generator.gitstore import GitStore, RepositoryUnavailable
+from generator.upstream.gitbuild import RepoBuilder, run_git
+from generator.upstream.gitstore import GitStore, RepositoryUnavailable
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from generator.cli import main
-from generator.ingest import IngestOptions, ingest
-from generator.manifest import load_manifest
-from generator.pages import read_page
+from generator.generate.ingest import IngestOptions, ingest
+from generator.kb.pages import read_page
+from generator.upstream.manifest import load_manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 PIN = "79841b498438a80cf90547c62a841f6822639622"  # minitrain v0.1, the PR #2 head

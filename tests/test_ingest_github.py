@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.pages import read_page
+from generator.kb.pages import read_page
 from tests import test_github as gh
 
 server = gh.server  # the replaying 127.0.0.1 server, as a fixture of this module

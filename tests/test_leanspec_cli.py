@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.scaffold import new_spec
-from generator.specs import load_config, load_specs, validate
+from generator.kb.scaffold import new_spec
+from generator.kb.specs import load_config, load_specs, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 BINARY = ROOT / ".cache/npm/node_modules/@leanspec/cli-linux-x64/leanspec"

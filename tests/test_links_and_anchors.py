@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
-from generator.extract import extract_headings, extract_links, scan
-from generator.extract.links import extract_anchors
-from generator.slugs import Slugger, github_slug, slugify
+from generator.refs.extract import extract_headings, extract_links, scan
+from generator.refs.extract.links import extract_anchors
+from generator.refs.slugs import Slugger, github_slug, slugify
 
 
 @pytest.mark.parametrize(
@@ -26,7 +26,7 @@ from generator.slugs import Slugger, github_slug, slugify
     ],
 )
 def test_github_slugs(heading, anchor):
-    from generator.extract.links import heading_text
+    from generator.refs.extract.links import heading_text
 
     assert github_slug(heading_text(heading)) == anchor
 

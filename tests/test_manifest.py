@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.manifest import ConfigError, load_manifest
+from generator.upstream.manifest import ConfigError, load_manifest
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 

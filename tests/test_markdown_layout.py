@@ -11,9 +11,9 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator.extract.markdown import _CODE_SPAN, _FENCE_LINE, CodeSpan, scan
-from generator.pages import parse_page
-from generator.resolve import definitions
+from generator.kb.pages import parse_page
+from generator.refs.extract.markdown import _CODE_SPAN, _FENCE_LINE, CodeSpan, scan
+from generator.refs.resolve import definitions
 
 _PIECES = st.sampled_from(
     [

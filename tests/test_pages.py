@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.pages import parse_page, read_page, render_page, write_page
+from generator.kb.pages import parse_page, read_page, render_page, write_page
 
 FRONTMATTER = (
     "---\n"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.pages import parse_page
-from generator.paths import (
+from generator.kb.pages import parse_page
+from generator.kb.paths import (
     LEVELS,
     build_curriculum,
     load_curriculum,

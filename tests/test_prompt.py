@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.extract import extract_headings, scan
-from generator.generate import cli as generate_cli
+from generator.cli import generate as generate_cli
 from generator.generate.pr import PrError, place_page
 from generator.generate.prompt import (
     DEFAULT_BUDGET,
@@ -25,10 +24,11 @@ from generator.generate.prompt import (
     estimate_tokens,
 )
 from generator.generate.source import Placement
-from generator.gitbuild import RepoBuilder, run_git
-from generator.github import GitHubClient
-from generator.github_replay import pull_files_from_git
-from generator.manifest import load_manifest
+from generator.github.client import GitHubClient
+from generator.github.replay import pull_files_from_git
+from generator.refs.extract import extract_headings, scan
+from generator.upstream.gitbuild import RepoBuilder, run_git
+from generator.upstream.manifest import load_manifest
 from tests import test_github as gh
 from tests.conftest import KB, ROOT
 from tests.test_generate_review import COMMENTS, comment

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator.sanitize import (
+from generator.github.sanitize import (
     LinkContext,
     clean_text,
     code_span,

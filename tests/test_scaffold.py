@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from generator.manifest import ConfigError
-from generator.pages import read_page
-from generator.scaffold import PAGE_KINDS, new_page, new_spec, next_spec_number
-from generator.sections import KIND_SECTIONS, page_headings, section_status
-from generator.specs import validate
+from generator.kb.pages import read_page
+from generator.kb.scaffold import PAGE_KINDS, new_page, new_spec, next_spec_number
+from generator.kb.sections import KIND_SECTIONS, page_headings, section_status
+from generator.kb.specs import validate
+from generator.upstream.manifest import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -19,10 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown.treeprocessors import Treeprocessor
 
-from generator.extract import scan
-from generator.manifest import ConfigError, load_manifest
 from generator.model import CodeRef, RefForm, ResolvedRef, Upstream
-from generator.report import format_text
+from generator.refs.extract import scan
+from generator.refs.slugs import slugify
 from generator.site.anchors import heading_text, only_placeholder_postprocessors
 from generator.site.background import can_fork
 from generator.site.codelinks import (
@@ -34,8 +33,9 @@ from generator.site.codelinks import (
     unmark_links,
 )
 from generator.site.plugin import format_finding
-from generator.slugs import slugify
-from generator.verify import Report
+from generator.upstream.manifest import ConfigError, load_manifest
+from generator.verify.pipeline import Report
+from generator.verify.report import format_text
 from tests.conftest import ROOT, mkdocs_build, site_config
 
 PIN = "79841b498438a80cf90547c62a841f6822639622"
@@ -86,7 +86,7 @@ def test_repeated_headings_get_githubs_dash_suffixes_in_html_and_toc():
 
 
 def test_an_explicit_id_keeps_its_place_in_the_sequence_like_the_verifier():
-    from generator.extract.links import extract_anchors
+    from generator.refs.extract.links import extract_anchors
 
     text = "# A\n\n## Setup {#setup}\n\n## Setup\n\n## Other {#mine}\n"
     ids = re.findall(r'<h\d id="([^"]+)"', render(text).html)  # type: ignore[attr-defined]
@@ -725,7 +725,7 @@ def test_the_spec_board_is_a_generated_page_of_the_demo_site(demo_site):
     headings = re.findall(r"<h4[^>]*>(.*?)<", page)
     from collections import Counter
 
-    from generator.pages import read_page
+    from generator.kb.pages import read_page
 
     statuses = Counter(read_page(p).meta.get("status") for p in (ROOT / "docs").rglob("*.md"))
     lifecycle = ("draft", "planned", "in-progress", "complete", "archived")
@@ -821,7 +821,7 @@ def test_the_board_reuses_the_builds_verification(governed_kb, monkeypatch):
     from mkdocs.commands.build import build as build_site
     from mkdocs.config import load_config
 
-    verify_module = importlib.import_module("generator.verify")
+    verify_module = importlib.import_module("generator.verify.pipeline")
     # Written to a file: the build verifies in a child process.
     calls = governed_kb.root.parent / "verify-calls"
     original = verify_module.Verifier.verify
@@ -853,7 +853,7 @@ def test_a_verification_process_that_dies_fails_the_build_before_anything_is_wri
     from mkdocs.config import load_config
     from mkdocs.exceptions import Abort
 
-    verify_module = importlib.import_module("generator.verify")
+    verify_module = importlib.import_module("generator.verify.pipeline")
     builder = os.getpid()
 
     def dies(self, files, progress=None):  # type: ignore[no-untyped-def]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import markdown
 
-from generator.board import PageHealth, _pages_table
-from generator.specs import estimate_tokens, normalise, validate
+from generator.kb.specs import estimate_tokens, normalise, validate
+from generator.verify.board import PageHealth, _pages_table
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.gitbuild import RepoBuilder, run_git
-from generator.gitstore import GitStore
-from generator.reanchor import DriftStatus, Reanchorer
+from generator.sync.reanchor import DriftStatus, Reanchorer
+from generator.upstream.gitbuild import RepoBuilder, run_git
+from generator.upstream.gitstore import GitStore
 from tests.conftest import ROOT
 
 BASE = {
@@ -321,7 +321,7 @@ def test_interrupted_run_leaves_pages_old_or_new_and_a_rerun_finishes(tmp_path, 
 
 
 def test_report_fences_cannot_be_broken_by_the_cited_code():
-    from generator.sync import _fenced
+    from generator.sync.report import _fenced
 
     assert _fenced(["x = 1"]) == ["```", "x = 1", "```"]
     assert _fenced(['doc = """', "````", '"""']) == ["`````", 'doc = """', "````", '"""', "`````"]

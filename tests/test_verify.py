@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.manifest import ConfigError
-from generator.report import report_json
-from generator.verify import PARALLEL_MINIMUM_PAGES, Report
+from generator.upstream.manifest import ConfigError
+from generator.verify.pipeline import PARALLEL_MINIMUM_PAGES, Report
+from generator.verify.report import report_json
 from tests.conftest import KB, ROOT
 
 # Every kind of reference and link, right and wrong, so that each path through extraction,

@@ -13,17 +13,17 @@ import stat
 import subprocess
 from pathlib import Path
 
-from generator.gitbuild import RepoBuilder, run_git
-from generator.manifest import load_manifest
-from generator.report import report_json
-from generator.verify import PARALLEL_MINIMUM_PAGES, Report, verify
-from generator.verify_cache import (
+from generator.upstream.gitbuild import RepoBuilder, run_git
+from generator.upstream.manifest import load_manifest
+from generator.verify.cache import (
     CACHE_DIRECTORY,
     KEY_NAME,
     VerifyCache,
     program_fingerprint,
     user_key,
 )
+from generator.verify.pipeline import PARALLEL_MINIMUM_PAGES, Report, verify
+from generator.verify.report import report_json
 from tests.conftest import KB
 from tests.test_verify import build_pages
 

@@ -10,7 +10,7 @@ prose is left as ``> TODO(author): ...`` placeholders.
 >>> write_pr_page(draft, root / draft.default_output)
 
 Everything taken from the pull request (title, body, branch and file names) is untrusted and goes
-through :mod:`generator.sanitize`.
+through :mod:`generator.github.sanitize`.
 """
 
 from __future__ import annotations
@@ -27,12 +27,9 @@ from typing import TYPE_CHECKING, Literal, Protocol
 import jinja2
 import yaml
 
-from generator.github import GitHubClient, PullChanges, PullFile, PullRequest, diff_hunks
-from generator.gitstore import GitStore, RepositoryUnavailable
-from generator.manifest import Manifest
-from generator.model import Upstream
-from generator.pages import atomic_write
-from generator.sanitize import (
+from generator.files import atomic_write
+from generator.github.client import GitHubClient, PullChanges, PullFile, PullRequest, diff_hunks
+from generator.github.sanitize import (
     LinkContext,
     code_span,
     fenced_code,
@@ -41,6 +38,9 @@ from generator.sanitize import (
     one_line,
     safe_url,
 )
+from generator.model import Upstream
+from generator.upstream.gitstore import GitStore, RepositoryUnavailable
+from generator.upstream.manifest import Manifest
 
 __all__ = [
     "ChangedFile",
@@ -71,7 +71,7 @@ Language = Literal["en", "zh"]
 Category = Literal["new", "modified", "deleted", "renamed"]
 Change = Literal["NEW", "MODIFIED"]
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 MAX_DIAGRAM_MODULES = 12
 """Diagrams name at most this many changed modules; the rest are summed up in one node."""
 

@@ -38,8 +38,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from generator.diagrams import KIND_DIAGRAMS
-from generator.extract import extract_headings, scan
 from generator.generate.pr import (
     ChangedFile,
     KeySymbol,
@@ -57,7 +55,7 @@ from generator.generate.pr import (
     render_pr_page,
     write_new_file,
 )
-from generator.github import (
+from generator.github.client import (
     GitHubClient,
     PullChanges,
     PullRequest,
@@ -66,9 +64,7 @@ from generator.github import (
     diff_hunks,
     diff_parts,
 )
-from generator.manifest import Manifest
-from generator.model import Upstream
-from generator.sanitize import (
+from generator.github.sanitize import (
     LinkContext,
     code_span,
     fenced_code,
@@ -76,6 +72,10 @@ from generator.sanitize import (
     markdown_text,
     safe_url,
 )
+from generator.kb.diagrams import KIND_DIAGRAMS
+from generator.model import Upstream
+from generator.refs.extract import extract_headings, scan
+from generator.upstream.manifest import Manifest
 
 if TYPE_CHECKING:
     from generator.generate.source import Placement
@@ -96,7 +96,7 @@ logger = logging.getLogger(__name__)
 
 PackKind = Literal["pr-deep-dive", "review"]
 
-PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
+PROMPTS = Path(__file__).resolve().parent / "prompts"
 PROMPT_FILES: dict[PackKind, str] = {"pr-deep-dive": "pr-deep-dive.md", "review": "code-review.md"}
 """The seed prompt each kind of page is written from."""
 

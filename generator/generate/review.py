@@ -11,7 +11,7 @@ review for a pull request" call (``commit_id``, ``event``, ``body``, ``comments`
 ``line``, ``side`` and ``body``). It is written to a file; nothing is ever posted.
 
 Everything taken from GitHub (titles, bodies, comments, file names, logins) is untrusted and goes
-through :mod:`generator.sanitize`.
+through :mod:`generator.github.sanitize`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from typing import Any
 
 import git
 
-from generator.extract import extract_headings, extract_refs, scan
 from generator.generate.pr import (
     ChangedFile,
     Language,
@@ -48,12 +47,8 @@ from generator.generate.pr import (
     touched_lines,
     write_new_file,
 )
-from generator.github import GitHubClient, PullRequest, ReviewComment, diff_hunks
-from generator.gitstore import GitStore, RepositoryUnavailable
-from generator.manifest import Manifest
-from generator.model import Upstream
-from generator.pages import read_page
-from generator.sanitize import (
+from generator.github.client import GitHubClient, PullRequest, ReviewComment, diff_hunks
+from generator.github.sanitize import (
     LinkContext,
     code_span,
     inline_text,
@@ -61,6 +56,11 @@ from generator.sanitize import (
     one_line,
     safe_url,
 )
+from generator.kb.pages import read_page
+from generator.model import Upstream
+from generator.refs.extract import extract_headings, extract_refs, scan
+from generator.upstream.gitstore import GitStore, RepositoryUnavailable
+from generator.upstream.manifest import Manifest
 
 __all__ = [
     "SEVERITIES",
@@ -561,7 +561,7 @@ def write_review_json(
 
 def _manifest_near(page_path: Path) -> Manifest | None:
     """The knowledge base's manifest above the page, if it loads; else no line check."""
-    from generator.manifest import ConfigError, find_manifest, load_manifest
+    from generator.upstream.manifest import ConfigError, find_manifest, load_manifest
 
     found = find_manifest(page_path.resolve().parent)
     if found is None:

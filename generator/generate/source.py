@@ -18,11 +18,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.gitstore import GitStore
-from generator.manifest import ConfigError, Manifest
-from generator.pages import atomic_write
-from generator.paths import LEVELS
-from generator.resolve import Resolver
+from generator.files import atomic_write
+from generator.kb.paths import LEVELS
+from generator.refs.resolve import Resolver
+from generator.upstream.gitstore import GitStore
+from generator.upstream.manifest import ConfigError, Manifest
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """GitHub-compatible heading ids (``markdown_extensions: [generator.site.anchors]``).
 
-The ``toc`` extension already slugs with `generator.slugs.slugify`, but it makes repeated ids
-unique as ``x_1``, ``x_2`` while GitHub (and the verifier, `generator.slugs.Slugger`) uses ``x-1``,
+The ``toc`` extension already slugs with `generator.refs.slugs.slugify`, but it makes repeated ids
+unique as ``x_1``, ``x_2`` while GitHub (and the verifier, `generator.refs.slugs.Slugger`) uses ``x-1``,
 ``x-2``. This tree processor runs after ``attr_list`` and before ``toc`` and gives every heading
 its GitHub id in document order; ``toc`` never overrides an id that is already set, so the table
 of contents, the permalinks and the verifier all agree. An explicit ``{#id}`` is kept as written
@@ -22,7 +22,7 @@ from markdown.extensions.toc import remove_fnrefs, render_inner_html, strip_tags
 from markdown.postprocessors import AndSubstitutePostprocessor, RawHtmlPostprocessor
 from markdown.treeprocessors import Treeprocessor
 
-from generator.slugs import Slugger, github_slug
+from generator.refs.slugs import Slugger, github_slug
 
 _HEADING = re.compile(r"^h[1-6]$")
 # After attr_list (8), which sets explicit ids, and before toc (5), which would add "_1".

@@ -1,7 +1,7 @@
 """Code references become links to the upstream's web page at the pinned commit and lines.
 
 The rewrite happens on the Markdown MkDocs is about to render, never on the sources. Positions
-come from the extractor (`generator.extract.extract_refs`, through the verifier's report), so the
+come from the extractor (`generator.refs.extract.extract_refs`, through the verifier's report), so the
 site links exactly what the verifier checked. What is linked and what is not:
 
 - a reference in prose becomes ``<a href="url" title="upstream@shortsha">text</a>``;
@@ -34,7 +34,7 @@ from html import escape
 from typing import NamedTuple
 from urllib.parse import quote
 
-from generator.extract.markdown import MarkdownLayout
+from generator.refs.extract.markdown import MarkdownLayout
 from generator.model import ResolvedRef, Upstream
 
 GITHUB_PATTERN = "{web_url}/{kind}/{commit}/{path}#L{start}-L{end}"

@@ -2,7 +2,7 @@
 
 Nothing here is kept by hand: the nav, the home page's list of paths and levels, each path
 index page's ordered page list, and each page's banner, prerequisites and previous/next links
-all come from `generator.paths.Curriculum`. Every function returns data or HTML; the plugin
+all come from `generator.kb.paths.Curriculum`. Every function returns data or HTML; the plugin
 decides where it goes. The lists and boxes link pages through an `Href`, the URLs MkDocs gives
 the pages, so Markdown never parses their links: on a large site, the home page and the paths'
 tables hold hundreds of them.
@@ -14,7 +14,7 @@ import html
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from generator.paths import LEVELS, Curriculum, LearningPath, PathPage
+from generator.kb.paths import LEVELS, Curriculum, LearningPath, PathPage
 
 PATHS_MARKER = "<!-- kb:learning-paths -->"
 """Replaced (on any page) by the list of learning paths with their pages."""

@@ -1,0 +1,157 @@
+"""``sync``: move upstream pins and re-anchor every reference (``make sync-upstream``)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from generator.cli.common import EXIT_OK, ProgressLine, load_manifest
+from generator.upstream.manifest import ConfigError
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    sync = commands.add_parser(
+        "sync",
+        help="move upstream pins and re-anchor every reference (make sync-upstream)",
+        description="Fetch each upstream, move its pin to the tracked branch head (or --to REV), "
+        "rewrite every reference whose code moved unchanged, and hold the others at the old "
+        "commit for review. Writes a drift report (Markdown and JSON).",
+    )
+    sync.add_argument(
+        "names", nargs="*", metavar="UPSTREAM", help="upstreams to sync (default: all)"
+    )
+    sync.add_argument(
+        "--to",
+        metavar="REV",
+        help="target revision (one upstream only; default: the tracked branch's head)",
+    )
+    sync.add_argument(
+        "--dry-run", action="store_true", help="write nothing; print what would change"
+    )
+    sync.add_argument(
+        "--force",
+        action="store_true",
+        help="run even if docs/ or the manifest have uncommitted changes",
+    )
+    sync.add_argument(
+        "--include-pinned-pages",
+        action="store_true",
+        help="also move pages that carry their own pin (e.g. PR deep dives)",
+    )
+    sync.add_argument(
+        "--no-fetch", action="store_true", help="do not fetch; use the clone as it is"
+    )
+    sync.add_argument(
+        "--report-dir",
+        type=Path,
+        default=Path(".cache/reports"),
+        metavar="DIR",
+        help="where drift reports go (default: .cache/reports)",
+    )
+    sync.add_argument("--manifest", type=Path, metavar="FILE")
+
+
+def run_sync(args: argparse.Namespace) -> int:
+    from generator.refs.resolve import Resolver
+    from generator.sync import report, run
+    from generator.upstream.clones import fetch_upstream
+    from generator.upstream.manifest import load_manifest as reload_manifest
+
+    manifest = load_manifest(args.manifest)
+    names = args.names or list(manifest.upstreams)
+    unknown = [name for name in names if name not in manifest.upstreams]
+    if unknown:
+        raise ConfigError(
+            f"unknown upstream(s): {', '.join(unknown)}",
+            hint="known: " + ", ".join(sorted(manifest.upstreams)),
+        )
+    if args.to and len(names) != 1:
+        raise ConfigError("--to needs exactly one upstream name")
+    if not args.force and not args.dry_run:
+        dirty = run.dirty_paths(manifest.root, [manifest.root / "docs", manifest.path])
+        if dirty:
+            raise ConfigError(
+                "uncommitted changes in "
+                + ", ".join(dirty[:5])
+                + (" ..." if len(dirty) > 5 else ""),
+                hint="commit or stash them first (sync rewrites pages), or pass --force",
+            )
+    progress = ProgressLine()
+    status = EXIT_OK
+    try:
+        for name in names:
+            upstream = manifest.upstreams[name]
+            if not args.no_fetch:
+                fetch_upstream(manifest, upstream, notify=progress.show)
+            resolver = Resolver(manifest)
+            try:
+                store = resolver.store(upstream)
+                revision = args.to or upstream.branch
+                target = store.resolve(revision)
+            finally:
+                resolver.close()
+            if target is None:
+                raise ConfigError(
+                    f"'{revision}' is not a commit of '{name}'",
+                    hint=f"check the name, or fetch: python -m generator upstreams fetch {name}",
+                )
+            plan = run.plan_sync(
+                manifest,
+                name,
+                target,
+                include_pinned_pages=args.include_pinned_pages,
+                notify=progress.show,
+            )
+            progress.done()
+            _print_sync_summary(plan, args.dry_run)
+            if args.dry_run:
+                for drift in plan.drifts:
+                    if drift.new_text:
+                        print(
+                            f"  {drift.page}:{drift.line}:{drift.column}: {drift.text} -> "
+                            f"{drift.new_text}"
+                        )
+                    elif drift.drift.status.value not in ("unchanged", "moved"):
+                        print(
+                            f"  {drift.page}:{drift.line}:{drift.column}: {drift.text}: "
+                            f"{drift.drift.status} ({drift.drift.reason})"
+                        )
+                continue
+            result = run.apply_sync(plan, manifest, notify=progress.show)
+            progress.done()
+            if not plan.pages and not result.pin_moved:
+                print(f"  already at {target[:12]}: nothing to do")
+                continue
+            reports = report.write_reports(plan, args.report_dir)
+            print(
+                f"  wrote {len(result.pages_written)} pages; pin "
+                f"{'moved to ' + target[:12] if result.pin_moved else 'already at ' + target[:12]}"
+            )
+            print(f"  drift report: {reports[0]} (JSON: {reports[1]})")
+            manifest = reload_manifest(manifest.path)
+    finally:
+        progress.done()
+    return status
+
+
+def _print_sync_summary(plan, dry_run: bool) -> None:  # type: ignore[no-untyped-def]
+    counts = plan.counts()
+    parts = ", ".join(
+        f"{counts[key]} {key}"
+        for key in ("unchanged", "moved", "changed", "deleted", "ambiguous", "was-broken")
+        if counts[key]
+    )
+    verb = "would re-anchor" if dry_run else "re-anchored"
+    print(
+        f"{plan.upstream.name}: {plan.old[:7]} -> {plan.target[:7]}: {verb} "
+        f"{len(plan.drifts)} references on {len(plan.pages)} pages"
+        + (f" ({parts})" if parts else "")
+    )
+    if plan.skipped_pinned:
+        print(
+            f"  left {len(plan.skipped_pinned)} pages with their own pin alone "
+            "(--include-pinned-pages moves them)"
+        )
+
+
+HANDLERS = {"sync": run_sync}

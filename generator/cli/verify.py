@@ -1,0 +1,127 @@
+"""``verify`` (and ``scripts/verify_code_refs.py``): check every code reference and link."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from generator.checks import CHECKS
+from generator.cli.common import EXIT_OK, Parser, ProgressLine, use_colour
+from generator.upstream.manifest import MANIFEST_NAME
+
+
+def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        default=["docs"],
+        metavar="PATH",
+        help="pages or directories of pages to check (default: docs)",
+    )
+    parser.add_argument(
+        "--manifest",
+        type=Path,
+        metavar="FILE",
+        help=f"upstream manifest (default: the nearest {MANIFEST_NAME})",
+    )
+    parser.add_argument(
+        "--docs-root",
+        type=Path,
+        metavar="DIR",
+        help="directory links are resolved in (default: mkdocs.yml's docs_dir)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", "github"),
+        default="text",
+        help="output format (default: text)",
+    )
+    parser.add_argument(
+        "--list-refs",
+        action="store_true",
+        help="with --format json, also list every reference found, not only broken ones",
+    )
+    parser.add_argument("--strict", action="store_true", help="fail on warnings too")
+    parser.add_argument(
+        "--no-cache",
+        dest="cache",
+        action="store_false",
+        help="verify every page afresh, and leave the verification cache as it is (default: "
+        "take unchanged pages from it; it is kept in the upstreams' cache_dir)",
+    )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="CHECK",
+        help="skip a check by id (repeatable); see --list-checks",
+    )
+    parser.add_argument(
+        "--list-checks", action="store_true", help="print every check id with its severity and exit"
+    )
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the text output (default: only on a terminal)",
+    )
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    verify = commands.add_parser(
+        "verify",
+        help="check every code reference and cross-link against pinned commits",
+        description="Check code references (file.py:10-20, permalinks) and relative links in "
+        "Markdown pages against the upstreams' pinned commits.",
+    )
+    add_verify_arguments(verify)
+
+
+def verify_parser(prog: str) -> argparse.ArgumentParser:
+    """The parser of ``scripts/verify_code_refs.py``: the ``verify`` command on its own."""
+    parser = Parser(
+        prog=prog,
+        description="Check code references (file.py:10-20, permalinks) and relative links in "
+        "Markdown pages against the upstreams' pinned commits. Exit status: 0 clean, 1 errors "
+        "(or warnings with --strict), 2 usage or configuration problem.",
+    )
+    add_verify_arguments(parser)
+    return parser
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from generator.verify.pipeline import verify
+    from generator.verify.report import format_github, format_json, format_text
+
+    if args.list_checks:
+        for check in CHECKS.values():
+            print(f"{check.id:22} {check.severity!s:8} {check.summary}")
+        return EXIT_OK
+    progress = ProgressLine()
+
+    def on_progress(done: int, total: int) -> None:
+        if total >= 50 and (done % 25 == 0 or done == total):
+            progress.show(f"verifying pages: {done}/{total}")
+
+    try:
+        report = verify(
+            args.paths,
+            manifest_path=args.manifest,
+            docs_root=args.docs_root,
+            ignore=args.ignore,
+            progress=on_progress,
+            cache=args.cache,
+        )
+    finally:
+        progress.done()
+    if args.format == "json":
+        sys.stdout.write(format_json(report, list_refs=args.list_refs))
+    elif args.format == "github":
+        sys.stdout.write(format_github(report))
+    else:
+        sys.stdout.write(format_text(report, colour=use_colour(args.color)))
+    return report.exit_code(strict=args.strict)
+
+
+HANDLERS = {"verify": run_verify}

@@ -1,0 +1,330 @@
+"""Pages: Markdown files with YAML frontmatter, read and written without losing a byte.
+
+`read_page` never raises for bad content: a non-UTF-8 file, an unclosed or malformed frontmatter
+block, or frontmatter that is not a mapping becomes a `PageProblem` with its line, which the
+verifier reports as a finding. Writing a page whose metadata did not change reproduces the file
+byte for byte (BOM, CRLF and all); changing metadata rewrites only the frontmatter, keeping
+unknown keys, their order and their comments.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generator.files import atomic_write
+from generator.model import Finding
+
+_BOM = "\ufeff"
+_OPENING = re.compile(r"---[ \t]*\r?\n")
+_CLOSING = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.M)
+
+
+@dataclass(frozen=True)
+class PageProblem:
+    check: str
+    line: int
+    column: int
+    message: str
+    suggestion: str | None = None
+
+
+@dataclass
+class Page:
+    """A Markdown page. ``text`` is the decoded file without its BOM; ``None`` if undecodable."""
+
+    source: Path
+    display: str
+    """The path as the user gave it (``docs/analysis/x.md``); used in every finding."""
+    rel: str
+    """Path relative to the docs root, with forward slashes."""
+    raw: bytes
+    text: str | None
+    bom: bool = False
+    frontmatter: str | None = None
+    """The YAML between the delimiters, exactly as written; ``None`` when there is none."""
+    body_start: int = 0
+    """Offset in ``text`` where the body begins (just after the closing delimiter line)."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    problems: list[PageProblem] = field(default_factory=list)
+
+    @property
+    def body(self) -> str:
+        return (self.text or "")[self.body_start :]
+
+    @property
+    def newline(self) -> str:
+        return "\r\n" if self.text and "\r\n" in self.text[: self.body_start or 4096] else "\n"
+
+
+class _UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Safe loader that refuses duplicate keys instead of silently keeping the last one."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):  # `[a]: b`: refused as PyYAML itself refuses it
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    "found unhashable key",
+                    key_node.start_mark,
+                )
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    f"found duplicate key {key!r}",
+                    key_node.start_mark,
+                )
+            seen[key] = key_node
+        return super().construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _UniqueKeyLoader.construct_mapping
+)
+
+
+def problem_findings(page: Page) -> list[Finding]:
+    """The problems met reading ``page`` (encoding, frontmatter), as findings."""
+    from generator.checks import severity_of
+
+    return [
+        Finding(
+            severity_of(p.check), p.check, page.display, p.line, p.column, p.message, p.suggestion
+        )
+        for p in page.problems
+    ]
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML safely, refusing duplicate keys. Raises `yaml.YAMLError`."""
+    return yaml.load(text, Loader=_UniqueKeyLoader)
+
+
+def read_page(source: Path, display: str | None = None, rel: str | None = None) -> Page:
+    """Read a page; content problems are recorded on the page, not raised."""
+    raw = source.read_bytes()
+    return parse_page(raw, source, display or str(source), rel or source.name)
+
+
+def parse_page(raw: bytes, source: Path, display: str, rel: str) -> Page:
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
+        problem = PageProblem(
+            "page-encoding",
+            line,
+            column,
+            f"page is not valid UTF-8 (byte 0x{raw[error.start]:02x} at offset {error.start});"
+            " it was not checked",
+            "re-save the file as UTF-8",
+        )
+        return Page(source, display, rel, raw, None, problems=[problem])
+    bom = decoded.startswith(_BOM)
+    text = decoded[1:] if bom else decoded
+    page = Page(source, display, rel, raw, text, bom=bom)
+    _split_frontmatter(page)
+    return page
+
+
+def _split_frontmatter(page: Page) -> None:
+    text = page.text or ""
+    opening = _OPENING.match(text)
+    if opening is None:
+        return
+    closing = _CLOSING.search(text, opening.end())
+    if closing is None:
+        page.problems.append(
+            PageProblem(
+                "frontmatter-invalid",
+                1,
+                1,
+                "frontmatter starts with '---' but is never closed",
+                "add a line '---' after the last frontmatter key",
+            )
+        )
+        return
+    page.frontmatter = text[opening.end() : closing.start()]
+    page.body_start = closing.end()
+    try:
+        data = load_yaml(page.frontmatter)
+    except ValueError as error:  # a well-formed value YAML cannot convert: created: 2025-13-01
+        page.problems.append(
+            PageProblem(
+                "frontmatter-invalid",
+                2,
+                1,
+                f"frontmatter has an invalid value: {error}",
+                "quote the value, or correct it",
+            )
+        )
+        return
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = 2 + mark.line if mark is not None else 1
+        column = mark.column + 1 if mark is not None else 1
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        page.problems.append(
+            PageProblem(
+                "frontmatter-invalid", line, column, f"frontmatter is not valid YAML: {problem}"
+            )
+        )
+        return
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        page.problems.append(
+            PageProblem(
+                "frontmatter-invalid",
+                2,
+                1,
+                f"frontmatter must be a mapping of keys to values, not a {type(data).__name__}",
+            )
+        )
+        return
+    page.meta = data
+
+
+def render_page(page: Page, meta: dict[str, Any] | None = None, body: str | None = None) -> bytes:
+    """The page's bytes, with ``meta`` as its frontmatter and ``body`` as its body when given.
+
+    Unchanged metadata and body give back the original bytes exactly. Changed metadata keeps the
+    keys it does not touch in their order, with their comments and quoting.
+    """
+    if page.text is None:
+        if meta is not None or body is not None:
+            raise ValueError(f"{page.display}: cannot rewrite a page that is not valid UTF-8")
+        return page.raw
+    original_body = page.body if page.frontmatter is not None else page.text
+    if (meta is None or meta == page.meta) and (body is None or body == original_body):
+        return page.raw
+    body = original_body if body is None else body
+    prefix = _BOM if page.bom else ""
+    if meta is None or meta == page.meta:
+        head = page.text[: page.body_start] if page.frontmatter is not None else ""
+        return (prefix + head + body).encode("utf-8")
+    frontmatter = _render_frontmatter(page.frontmatter or "", meta, page.newline)
+    nl = page.newline
+    return (prefix + "---" + nl + frontmatter + "---" + nl + body).encode("utf-8")
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Indents lists under their key (``key:\n  - item``), as people write frontmatter."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+_TOP_LEVEL_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_\-]*)[ \t]*:(?:[ \t]|$)")
+
+
+def _render_frontmatter(original: str, meta: dict[str, Any], newline: str) -> str:
+    fast = _replace_top_level_keys(original.replace("\r\n", "\n"), meta)
+    if fast is not None:
+        return fast.replace("\n", newline)
+    return _render_frontmatter_round_trip(original, meta, newline)
+
+
+def _replace_top_level_keys(original: str, meta: dict[str, Any]) -> str | None:
+    """Rewrite only the top-level keys whose value changed, as text; None if the YAML is too
+    unusual for that (then ruamel.yaml's round trip does it, more slowly)."""
+    try:
+        old = load_yaml(original) if original.strip() else {}
+    except (yaml.YAMLError, ValueError):
+        return None
+    if not isinstance(old, dict):
+        return None
+    lines = original.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    starts: dict[str, int] = {}
+    for number, line in enumerate(lines):
+        match = _TOP_LEVEL_KEY.match(line)
+        if match:
+            starts[match.group(1)] = number
+        elif line.strip() and not line.startswith((" ", "\t", "#")):
+            return None  # a top-level line that is not a simple key: flow mapping, quoted key
+    if set(starts) != set(old):
+        return None
+    ordered = sorted(starts.values())
+
+    def block(key: str) -> tuple[int, int]:
+        first = starts[key]
+        following = [n for n in ordered if n > first]
+        last = following[0] if following else len(lines)
+        while last > first + 1 and lines[last - 1].startswith("#"):
+            last -= 1  # a comment just above the next key belongs to that key
+        return first, last
+
+    def dump(key: str) -> str:
+        return yaml.dump(
+            {key: meta[key]},
+            Dumper=_BlockDumper,
+            default_flow_style=False,
+            allow_unicode=True,
+            sort_keys=False,
+            width=4096,
+        )
+
+    replacements: dict[int, tuple[int, str]] = {}
+    for key in old:
+        if key not in meta:
+            first, last = block(key)
+            replacements[first] = (last, "")
+        elif meta[key] != old[key]:
+            first, last = block(key)
+            replacements[first] = (last, dump(key))
+    output = []
+    number = 0
+    while number < len(lines):
+        if number in replacements:
+            last, text = replacements[number]
+            output.append(text)
+            number = last
+        else:
+            output.append(lines[number])
+            number += 1
+    output.extend(dump(key) for key in meta if key not in old)
+    return "".join(output)
+
+
+def _render_frontmatter_round_trip(original: str, meta: dict[str, Any], newline: str) -> str:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
+
+    yaml_rt = YAML(typ="rt")
+    yaml_rt.preserve_quotes = True
+    yaml_rt.width = 4096
+    yaml_rt.indent(mapping=2, sequence=4, offset=2)
+    data = yaml_rt.load(original.replace("\r\n", "\n")) if original.strip() else None
+    if not isinstance(data, dict):
+        data = CommentedMap()
+    for key in [key for key in data if key not in meta]:
+        del data[key]
+    for key, value in meta.items():
+        if key not in data or data[key] != value:
+            data[key] = value
+    stream = io.StringIO()
+    yaml_rt.dump(data, stream)
+    rendered = stream.getvalue()
+    if rendered.strip() == "{}":
+        rendered = ""
+    return rendered.replace("\n", newline)
+
+
+def write_page(page: Page, meta: dict[str, Any] | None = None) -> Page:
+    """Write the page atomically (with new ``meta`` if given) and return it as re-read."""
+    data = render_page(page, meta)
+    atomic_write(page.source, data)
+    return parse_page(data, page.source, page.display, page.rel)

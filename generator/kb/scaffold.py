@@ -1,0 +1,270 @@
+"""Scaffolding: new specs and new pages with correct frontmatter, from the templates.
+
+``python -m generator new spec NAME`` numbers the spec like LeanSpec does (the highest number in
+the specs directory, ``archived/`` included, plus one, zero-padded to ``sequenceDigits``) and fills
+``.lean-spec/templates/<template>`` (``{name}``, ``{title}``, ``{date}``, ``{status}``,
+``{priority}`` placeholders, as LeanSpec's own template uses).
+
+``python -m generator new page --kind KIND --spec SPEC [--title ...] [PATH]`` writes a page with
+the lifecycle fields, the spec, its kind, level and paths, and a body skeleton for its kind (from
+``.lean-spec/templates/pages/KIND.md`` when that exists).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generator.files import atomic_write
+from generator.kb.paths import LEVELS
+from generator.kb.specs import PRIORITIES, SPEC_STATUSES, find_spec, load_config, load_specs
+from generator.upstream.manifest import ConfigError
+
+PAGE_KINDS: dict[str, str] = {
+    "pr-deep-dive": "analysis",
+    "review": "analysis",
+    "source-analysis": "analysis",
+    "learning-path": "paths",
+    "index": "",
+}
+"""Page kinds and the docs directory each goes into by default."""
+
+_BODIES: dict[str, str] = {
+    # The mandatory sections of the PR deep-dive prompt, numbered as the diagram checks expect.
+    "pr-deep-dive": "## 1. TL;DR\n\n## 2. Big Picture\n\n### 2.1 Before vs After Architecture\n\n"
+    "### 2.2 Change Scope Summary\n\n## 3. Design Rationale\n\n### 3.1 Problem Background\n\n"
+    "### 3.2 Solution Approach\n\n### 3.3 Key Design Points\n\n"
+    "## 4. Execution Path Deep Dive\n\n### 4.1 Entry Point\n\n### 4.2 Call Chain Visualization\n\n"
+    "### 4.3 Data Flow\n\n### 4.4 Core Code Walkthrough\n\n## 5. Module Relationships\n\n"
+    "## 6. Risks & Edge Cases\n\n## 7. Quick Reference\n\n### 7.1 File Change Summary\n\n"
+    "### 7.2 Key Functions Index\n\n### 7.3 Related Code Pointers\n",
+    # The review prompt: understand, verify tests, findings by severity, questions, and the PR's
+    # own review comments.
+    "review": "## 1. Summary\n\n## 2. Test Verification\n\n## 3. Findings\n\n"
+    "### P0 — Critical\n\n### P1 — Important\n\n### P2 — Suggestion\n\n### P3 — Nitpick\n\n"
+    "## 4. Questions for the Author\n\n## 5. GitHub Review Comments\n",
+    # The same sections `python -m generator source` drafts.
+    "source-analysis": "## 1. Overview\n\n## 2. Outline\n\n## 3. Class relationships\n\n"
+    "## 4. Walkthrough\n\n## 5. Pitfalls and open questions\n",
+    "learning-path": "## Reading order\n\n## Step by step\n\n## Where to go next\n",
+    "index": "## What is covered\n\n## Learning paths\n",
+}
+
+_DEFAULT_SPEC_TEMPLATE = """---
+status: {status}
+created: '{date}'
+tags: []
+priority: {priority}
+---
+
+# {title}
+
+## Overview
+
+## Design
+
+## Plan
+
+- [ ] First page
+
+## Test
+
+- [ ] `python scripts/verify_code_refs.py docs/` reports no errors
+
+## Notes
+"""
+
+
+def kebab(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def titled(name: str) -> str:
+    return " ".join(word.capitalize() for word in name.split("-"))
+
+
+@dataclass(frozen=True)
+class Created:
+    path: Path
+    id: str
+
+
+def next_spec_number(root: Path) -> int:
+    config = load_config(root)
+    numbers = [spec.number for spec in load_specs(config) if spec.number is not None]
+    if config.specs_dir.is_dir():  # folders without a README count too, as in LeanSpec
+        for folder in [*config.specs_dir.iterdir(), *config.specs_dir.glob("archived/*")]:
+            match = re.match(r"^(\d+)-", folder.name)
+            if folder.is_dir() and match:
+                numbers.append(int(match.group(1)))
+    return max(numbers, default=0) + 1
+
+
+def new_spec(
+    root: Path,
+    name: str,
+    *,
+    title: str | None = None,
+    status: str = "planned",
+    priority: str = "medium",
+    tags: list[str] | None = None,
+    depends_on: list[str] | None = None,
+    parent: str | None = None,
+    today: dt.date | None = None,
+) -> Created:
+    slug = kebab(name)
+    if not slug:
+        raise ConfigError(f"spec name {name!r} has no letters or digits", hint="e.g. 'memory'")
+    if re.match(r"^\d+-", slug):
+        raise ConfigError(
+            f"spec name {name!r} starts with a number", hint="give the name only; numbering is ours"
+        )
+    if status not in SPEC_STATUSES:
+        raise ConfigError(f"status {status!r} is not one of {', '.join(SPEC_STATUSES)}")
+    if priority not in PRIORITIES:
+        raise ConfigError(f"priority {priority!r} is not one of {', '.join(PRIORITIES)}")
+    config = load_config(root)
+    specs = load_specs(config)
+    for target in [*(depends_on or []), *([parent] if parent else [])]:
+        if find_spec(specs, target) is None:
+            raise ConfigError(f"no spec {target!r} to link to", hint="see 'specs board'")
+    number = next_spec_number(root)
+    spec_id = f"{number:0{config.sequence_digits}d}-{slug}"
+    folder = config.specs_dir / spec_id
+    if folder.exists():
+        raise ConfigError(f"{folder} already exists")
+    template = (
+        config.template.read_text("utf-8")
+        if config.template and config.template.is_file()
+        else _DEFAULT_SPEC_TEMPLATE
+    )
+    date = (today or dt.date.today()).isoformat()
+    text = _fill(
+        template,
+        {
+            "name": title or titled(slug),
+            "title": title or titled(slug),
+            "date": date,
+            "status": status,
+            "priority": priority,
+        },
+    )
+    extra: dict[str, Any] = {"status": status, "priority": priority}
+    if tags:
+        extra["tags"] = tags
+    if depends_on:
+        extra["depends_on"] = [find_spec(specs, d).id for d in depends_on]  # type: ignore[union-attr]
+    if parent:
+        extra["parent"] = find_spec(specs, parent).id  # type: ignore[union-attr]
+    text = _merge_frontmatter(text, extra)
+    atomic_write(folder / config.default_file, text.encode("utf-8"))
+    return Created(folder / config.default_file, spec_id)
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+def _yaml_line(key: str, value: Any) -> str:
+    if isinstance(value, list):
+        items = ", ".join(
+            yaml.safe_dump(item, default_style=None).splitlines()[0] for item in value
+        )
+        return f"{key}: [{items}]"
+    return yaml.safe_dump({key: value}, default_flow_style=False, allow_unicode=True).rstrip("\n")
+
+
+def _merge_frontmatter(text: str, extra: dict[str, Any]) -> str:
+    """Set keys in a template's frontmatter in place (new keys at the end), keeping the rest."""
+    if not extra:
+        return text
+    match = re.match(r"---\n(.*?\n)---\n", text, re.S)
+    if match is None:
+        head = "\n".join(_yaml_line(key, value) for key, value in extra.items())
+        return f"---\n{head}\n---\n\n{text}"
+    lines = match.group(1).splitlines()
+    done: set[str] = set()
+    out = []
+    for line in lines:
+        key = line.split(":", 1)[0].strip() if not line.startswith((" ", "-")) else ""
+        if key in extra:
+            out.append(_yaml_line(key, extra[key]))
+            done.add(key)
+        elif not (out and out[-1].split(":", 1)[0] in done and line.startswith((" ", "-"))):
+            out.append(line)
+    out.extend(_yaml_line(key, value) for key, value in extra.items() if key not in done)
+    return "---\n" + "\n".join(out) + "\n---\n" + text[match.end() :]
+
+
+def new_page(
+    root: Path,
+    docs_root: Path,
+    *,
+    kind: str,
+    spec: str,
+    title: str,
+    path: str | None = None,
+    level: str | None = None,
+    paths: list[str] | None = None,
+    depends_on: list[str] | None = None,
+    lang: str = "en",
+    upstream: str | None = None,
+    status: str = "draft",
+    tags: list[str] | None = None,
+    today: dt.date | None = None,
+) -> Created:
+    if kind not in PAGE_KINDS:
+        raise ConfigError(f"unknown page kind {kind!r}", hint="kinds: " + ", ".join(PAGE_KINDS))
+    if level is not None and level not in LEVELS:
+        raise ConfigError(f"level {level!r} is not one of {', '.join(LEVELS)}")
+    if status not in SPEC_STATUSES:
+        raise ConfigError(f"status {status!r} is not one of {', '.join(SPEC_STATUSES)}")
+    found = find_spec(load_specs(load_config(root)), spec)
+    if found is None:
+        raise ConfigError(
+            f"no spec {spec!r}", hint="create it first: python -m generator new spec NAME"
+        )
+    if path is None:
+        suffix = "" if lang == "en" else f".{lang}"
+        folder = PAGE_KINDS[kind]
+        path = f"{folder}/{kebab(title)}{suffix}.md" if folder else f"{kebab(title)}{suffix}.md"
+    if not path.endswith(".md"):
+        path += ".md"
+    target = (docs_root / path).resolve()
+    if docs_root.resolve() not in target.parents:
+        raise ConfigError(f"{path}: a page must be inside {docs_root}")
+    if target.exists():
+        raise ConfigError(f"{target} already exists")
+    for dep in depends_on or []:
+        if not (docs_root / dep).is_file():
+            raise ConfigError(f"prerequisite {dep} does not exist in {docs_root}")
+    meta: dict[str, Any] = {
+        "title": title,
+        "kind": kind,
+        "lang": lang,
+        "status": status,
+        "created": (today or dt.date.today()).isoformat(),
+        "tags": tags or [],
+    }
+    if kind == "learning-path":
+        meta["path"] = (paths or [kebab(title)])[0]
+    if level:
+        meta["level"] = level
+    meta["paths"] = paths or ([level] if level in ("beginner", "advanced", "expert") else [])
+    if depends_on:
+        meta["depends_on"] = depends_on
+    meta["spec"] = found.id
+    if upstream:
+        meta["upstream"] = upstream
+    override = root / ".lean-spec" / "templates" / "pages" / f"{kind}.md"
+    body = override.read_text("utf-8") if override.is_file() else _BODIES[kind]
+    body = _fill(body, {"title": title, "spec": found.id, "kind": kind})
+    front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, default_flow_style=None)
+    text = f"---\n{front}---\n\n# {title}\n\n{body}"
+    atomic_write(target, text.encode("utf-8"))
+    return Created(target, path)

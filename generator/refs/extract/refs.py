@@ -1,0 +1,563 @@
+"""Find code references in a page, in every form people write them (see DESIGN.md).
+
+Recognised forms::
+
+    `slime/backends/fsdp_utils/actor.py:1016-1057`     repository path and range
+    actor.py:233                                        bare file name
+    （actor.py:165-209）  代码位置：`actor.py:164-210`    full-width brackets and colon
+    # slime/backends/fsdp_utils/actor.py:276-287        a comment inside a fenced code block
+    `/home/alice/slime/slime/backends/x.py:821`         absolute local path
+    https://github.com/OWNER/REPO/blob/<rev>/path.py#L10-L20   permalink
+    `slime/backends/fsdp_utils/actor.py`                a whole file, in a code span, when the
+                                                        path starts with an upstream's prefix
+
+A range is ``10``, ``10-20``, ``10–20``, ``10~20``, ``L10-L20`` or ``#L10-L20``; a full-width colon
+``：`` works like ``:``. Inside fenced code blocks only comments are searched (text after ``#``,
+``//``, ``--``, ``%%``, ``/*`` or a leading ``*``), except in Mermaid diagrams, which are searched
+whole: this keeps pasted logs and tracebacks (``File "x.py", line 12``) out. Things that look
+like references but are not, and are never reported: ``host:8080``, ``10:30``, ``v1.2:3``,
+``example.com:443``, ``file.py:10:5`` compiler positions, and any URL that is not a blob or tree
+link of a known host.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import keyword
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from generator.model import CodeRef, RefForm
+from generator.refs.extract.markdown import Fence, MarkdownLayout
+
+# Extensions recognised on a bare file name (a path with a directory may have any extension).
+KNOWN_EXTENSIONS = frozenset(
+    [
+        "py",
+        "pyi",
+        "pyx",
+        "pxd",
+        "c",
+        "cc",
+        "cpp",
+        "cxx",
+        "h",
+        "hh",
+        "hpp",
+        "hxx",
+        "cu",
+        "cuh",
+        "cuhk",
+        "metal",
+        "rs",
+        "go",
+        "java",
+        "kt",
+        "scala",
+        "js",
+        "mjs",
+        "cjs",
+        "ts",
+        "tsx",
+        "jsx",
+        "sh",
+        "bash",
+        "zsh",
+        "yaml",
+        "yml",
+        "toml",
+        "json",
+        "jsonl",
+        "cfg",
+        "ini",
+        "conf",
+        "md",
+        "rst",
+        "txt",
+        "proto",
+        "cmake",
+        "sql",
+        "lua",
+        "rb",
+        "swift",
+        "m",
+        "mm",
+        "ipynb",
+        "pl",
+        "php",
+        "r",
+        "jl",
+        "cs",
+        "fs",
+        "ml",
+        "hs",
+        "ex",
+        "exs",
+        "erl",
+        "dart",
+        "vue",
+        "svelte",
+        "html",
+        "css",
+        "scss",
+        "gradle",
+        "bzl",
+        "mk",
+        "ld",
+        "s",
+        "asm",
+        "ptx",
+        "triton",
+    ]
+)
+# Well-known file names without an extension.
+KNOWN_NAMES = frozenset(
+    [
+        "Makefile",
+        "Dockerfile",
+        "BUILD",
+        "WORKSPACE",
+        "Kconfig",
+        "Rakefile",
+        "Gemfile",
+        "Justfile",
+        "Jenkinsfile",
+    ]
+)
+
+_PATH_CHARS = r"A-Za-z0-9_.+\-"
+# A reference is found from its line range outwards: the `:12` / `：12` / `#L12` part is rare in
+# prose, so scanning for it and then walking back over the path is much cheaper than trying a
+# path match at every character. The range is ``[:：]L?12`` or ``#L12``, written here to start
+# with a character set, which the regex engine scans for fast.
+_RANGE_AT = re.compile(
+    r"""
+    [:：\#](?:(?<=\#)L(?P<hstart>\d+)|(?<!\#)L?(?P<start>\d+))(?:C\d+)?
+    (?:[-–—~]L?(?P<end>\d+)(?:C\d+)?)?
+    (?![A-Za-z0-9_]|\.\d|[:：]\d|[-–—~]\d)  # end of the token; not a position like 10:5
+    """,
+    re.VERBOSE,
+)
+_PATH_BACKWARDS = re.compile(rf"[{_PATH_CHARS}/~]+")
+_PATH_SHAPE = re.compile(rf"(?:~?/)?(?:[{_PATH_CHARS}]+/)*[{_PATH_CHARS}]+")
+_TOKEN_BEFORE = frozenset("@\\$%")
+_LOOKBACK = 1024
+_URL = re.compile(r"""(?:https?://|www\.)[^\s<>"'`)\]）】，。]+""")
+_PERMALINK = re.compile(
+    r"""
+    ^(?P<host>https?://[^/\s]+)/(?P<owner>[^/\s]+)/(?P<repo>[^/\s]+)
+    /(?P<kind>blob|tree|blame)/(?P<rest>[^\s#?]+)
+    (?:\?[^\s#]*)?
+    (?:\#L(?P<start>\d+)(?:C\d+)?(?:-L(?P<end>\d+)(?:C\d+)?)?)?
+    """,
+    re.VERBOSE,
+)
+_EXTENSION = re.compile(r"\.([A-Za-z][A-Za-z0-9+]*)$")
+_SYMBOL = re.compile(
+    r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)(?:\([^()]*\))?$"
+)
+_NUMERIC = re.compile(r"[\d.]+")
+_COMMENT_MARKERS = ("#", "//", "--", "%%", "/*")
+_MAX_SYMBOL_GAP = 12
+_GAP_STOPPERS = frozenset(".。;；!?！？")
+_NOT_SYMBOLS = frozenset(keyword.kwlist) | {"self", "cls"}
+_LARGEST_LINE = 10**30
+_LONGEST_NUMBER = 30  # int() refuses very long digit strings; such a line is absurd anyway
+
+
+@dataclass(frozen=True)
+class ExtractOptions:
+    """What the extractor needs to know about the configured upstreams."""
+
+    permalink_hosts: frozenset[str] = frozenset({"github.com"})
+    """Hosts whose ``/OWNER/REPO/blob/...`` URLs are permalinks to code."""
+    route_prefixes: tuple[str, ...] = ()
+    """Prefixes (``slime/``) that make a bare path in a code span a whole-file reference."""
+
+
+RefRecord = tuple[
+    int,
+    int,
+    str,
+    RefForm,
+    str,
+    int | None,
+    int | None,
+    str | None,
+    str | None,
+    str | None,
+    str | None,
+    bool,
+    bool,
+]
+"""A reference as the verifier carries it: a `CodeRef`'s fields after ``page``, in their order
+(``CodeRef(page, *record)`` builds the reference). Plain tuples cost a fraction of objects to
+build, and pass between processes cheaply."""
+
+
+def extract_refs(
+    layout: MarkdownLayout, page: str, options: ExtractOptions | None = None
+) -> list[CodeRef]:
+    """Every code reference in the page body, in document order."""
+    return [CodeRef(page, *record) for record in ref_records(layout, options)]
+
+
+def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -> list[RefRecord]:
+    """What `extract_refs` finds, as records (see `RefRecord`)."""
+    options = options or ExtractOptions()
+    text = layout.text
+    body_start = layout.body_start
+    records: list[RefRecord] = []
+    body = text  # searches start at body_start, so the frontmatter is never looked at
+
+    # URLs first: permalinks become refs; every URL is masked so its parts are not refs again.
+    if "://" in text or "www." in text:
+        url_spans: list[tuple[int, int]] = []
+        for match in _URL.finditer(text, body_start):
+            url = match.group().rstrip(".,;:!?'\"")
+            start = match.start()
+            end = start + len(url)
+            url_spans.append((start, end))
+            if not _searchable(layout, start):
+                continue
+            record = _permalink_record(url, layout, start, options)
+            if record is not None:
+                records.append(record)
+        if url_spans:
+            pieces = []
+            cursor = 0
+            for start, end in url_spans:
+                pieces.append(text[cursor:start])
+                pieces.append(" " * (end - start))
+                cursor = end
+            pieces.append(text[cursor:])
+            body = "".join(pieces)
+
+    line_starts = layout.line_starts
+    fences = bool(layout.fences)
+    reversed_body = ""
+    length = len(body)
+    path_form = _path_form
+    path_backwards = _PATH_BACKWARDS.match
+    for match in _RANGE_AT.finditer(body, body_start):
+        position = match.start()
+        if not reversed_body:
+            reversed_body = body[::-1]
+        # The path is the run of path characters just before the range, read backwards (in the
+        # reversed text, so that nothing is copied per candidate).
+        lowest = position - _LOOKBACK
+        backwards = path_backwards(
+            reversed_body,
+            length - position,
+            length - (lowest if lowest > body_start else body_start),
+        )
+        if backwards is None:
+            continue
+        begin = position - (backwards.end() - backwards.start())
+        if begin > 0 and body[begin - 1] in _TOKEN_BEFORE:
+            continue
+        path = body[begin:position]
+        form = path_form(path)
+        if form is None:
+            continue
+        # One line lookup serves the position, the comment check and the symbol search.
+        line_index = bisect.bisect_right(line_starts, begin) - 1
+        line_start = line_starts[line_index]
+        fence = layout.fence_at(begin) if fences else None
+        if fence is not None and not _searchable_in(layout, fence, begin, line_start):
+            continue
+        hash_start, start_text, end_text = match.groups()
+        digits = start_text or hash_start
+        start = int(digits) if len(digits) <= _LONGEST_NUMBER else _LARGEST_LINE
+        if end_text is None:
+            end = start
+        else:
+            end = int(end_text) if len(end_text) <= _LONGEST_NUMBER else _LARGEST_LINE
+        finish = match.end()
+        symbol = None
+        if fence is None:  # code blocks hold no code spans, so they name no symbols
+            newline = text.find("\n", finish)
+            line_end = len(text) if newline == -1 else newline
+            if text.find("`", line_start, line_end) != -1:
+                symbol = _symbol_on_line(layout, begin, finish, line_start, line_end)
+        records.append(
+            (
+                line_index + 1,
+                begin - line_start + 1,
+                body[begin:finish],
+                form,
+                path,
+                start,
+                end,
+                symbol,
+                None,
+                None,
+                None,
+                False,
+                fence is not None,
+            )
+        )
+
+    if options.route_prefixes:
+        records.extend(_whole_file_records(layout, options.route_prefixes, records))
+    if QUOTED_START in text:
+        quoted = quoted_lines(text[body_start:], layout.position(body_start)[0])
+        records = [record for record in records if record[0] not in quoted]
+    records.sort(key=_position)
+    return records
+
+
+QUOTED_START, QUOTED_END = "[kb:quoted]: #", "[kb:quoted-end]: #"
+"""Lines between these markers quote someone else's text (a PR's description, its review
+comments): the generators wrap them so, because such text cites code as it was when written
+(paths the PR deletes, lines at the base), which is not this page's claim. References there are
+not extracted, hence neither checked nor linked. A marker counts on a line of its own; it is a
+Markdown link reference definition, so it renders as nothing and is not HTML (quoted text itself
+is a ``>`` blockquote, so it cannot end the region early)."""
+
+
+def quoted_lines(body: str, first_line: int = 1) -> set[int]:
+    """Page lines inside quoted regions (markers included); an unclosed region runs to the end."""
+    lines: set[int] = set()
+    start: int | None = None
+    number = first_line - 1
+    for number, line in enumerate(body.split("\n"), first_line):
+        marker = line.strip()
+        if marker == QUOTED_START and start is None:
+            start = number
+        elif marker == QUOTED_END and start is not None:
+            lines.update(range(start, number + 1))
+            start = None
+    if start is not None:
+        lines.update(range(start, number + 1))
+    return lines
+
+
+def _position(record: RefRecord) -> tuple[int, int]:
+    return record[0], record[1]
+
+
+def _line_number(digits: str) -> int:
+    return int(digits) if len(digits) <= _LONGEST_NUMBER else _LARGEST_LINE
+
+
+def _form_of(path: str) -> RefForm:
+    if path.startswith(("/", "~")):
+        return RefForm.ABSOLUTE
+    if "/" not in path:
+        return RefForm.BARE
+    return RefForm.PATH
+
+
+def _looks_like_file(path: str) -> bool:
+    """Tell a file path from things like ``host``, ``10``, ``v1.2`` or ``example.com``."""
+    basename = path.rsplit("/", 1)[-1]
+    if not basename or basename in (".", ".."):
+        return False
+    if basename in KNOWN_NAMES:
+        return True
+    extension = _EXTENSION.search(basename)
+    if "/" not in path:
+        return bool(extension) and extension.group(1).lower() in KNOWN_EXTENSIONS
+    if extension and not basename.startswith("."):
+        return not _NUMERIC.fullmatch(basename[: extension.start()] or "0")
+    # A directory path without an extension is a file reference only when written explicitly
+    # as a path: /abs, ./rel, ../rel, ~/home.
+    return path.startswith(("/", "./", "../", "~/"))
+
+
+@functools.lru_cache(maxsize=65536)
+def _path_form(path: str) -> RefForm | None:
+    """How a path was written, or None if it is not a file path at all (cached: paths repeat)."""
+    if not _PATH_SHAPE.fullmatch(path) or not _looks_like_file(path):
+        return None
+    return _form_of(path)
+
+
+def _searchable(layout: MarkdownLayout, offset: int) -> bool:
+    """Whether a reference at ``offset`` counts: outside code blocks, or in a comment in one."""
+    fence = layout.fence_at(offset)
+    return fence is None or _searchable_in(layout, fence, offset)
+
+
+def _searchable_in(
+    layout: MarkdownLayout, fence: Fence, offset: int, line_start: int | None = None
+) -> bool:
+    if fence.language == "mermaid":
+        return True
+    if line_start is None:
+        line_start, _ = layout.line_bounds(offset)
+    if line_start <= fence.start:
+        return False  # the opening fence line itself
+    before = layout.text[line_start:offset]
+    stripped = before.lstrip()
+    return stripped.startswith("*") or any(marker in before for marker in _COMMENT_MARKERS)
+
+
+def _permalink_record(
+    url: str, layout: MarkdownLayout, offset: int, options: ExtractOptions
+) -> RefRecord | None:
+    match = _PERMALINK.match(url)
+    if match is None:
+        return None
+    host = match.group("host")
+    if host.split("://", 1)[1].lower() not in options.permalink_hosts:
+        return None
+    rest = match.group("rest").rstrip("/")
+    if "/" not in rest and match.group("kind") != "tree":
+        return None  # a blob link must name a revision and a path
+    # The revision may itself contain slashes (a branch such as feature/x); the resolver
+    # re-splits ``revision/path`` against the clone's branches.
+    revision, _, path = rest.partition("/")
+    start_text, end_text = match.group("start"), match.group("end")
+    start = _line_number(start_text) if start_text else None
+    end = _line_number(end_text) if end_text else start
+    line, column = layout.position(offset)
+    in_code_block = layout.fence_at(offset) is not None
+    return (
+        line,
+        column,
+        url,
+        RefForm.PERMALINK,
+        path,
+        start,
+        end,
+        _symbol_near(layout, offset, offset + len(url), in_code_block),
+        f"{match.group('owner')}/{match.group('repo')}".removesuffix(".git").lower(),
+        host,
+        revision,
+        match.group("kind") == "tree",
+        in_code_block,
+    )
+
+
+def _whole_file_records(
+    layout: MarkdownLayout, prefixes: tuple[str, ...], found: Iterable[RefRecord]
+) -> list[RefRecord]:
+    """Code spans that hold nothing but a routed repository path: a reference to a whole file."""
+    taken = {(record[0], record[1]) for record in found}
+    records: list[RefRecord] = []
+    for match in layout.code_span_matches:
+        written = match[2]
+        code = written.strip()
+        # The cheapest test first: most code spans hold something other than a bare path.
+        if not _PATH_SHAPE.fullmatch(code.rstrip("/")):
+            continue
+        if not code.startswith(prefixes) or not _looks_like_file(code):
+            continue
+        span_start, span_end = match.span()
+        ticks = (span_end - span_start - len(written)) // 2
+        offset = span_start + ticks + written.index(code)
+        line, column = layout.position(offset)
+        if (line, column) in taken:
+            continue
+        records.append(
+            (
+                line,
+                column,
+                code,
+                RefForm.PATH,
+                code.rstrip("/"),
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                code.endswith("/"),
+                False,
+            )
+        )
+    return records
+
+
+def _symbol_near(layout: MarkdownLayout, start: int, end: int, in_code_block: bool) -> str | None:
+    """The symbol a code span names right before the reference, or right after it in brackets.
+
+    `` `sleep()` 实现（actor.py:276-288）`` names ``sleep``; so does a table row
+    ``| `sleep()` | `actor.py:276` |`` and ``actor.py:276 (`sleep`)``. Code blocks hold no code
+    spans, so a reference in one names no symbol.
+    """
+    if in_code_block:
+        return None
+    line_start, line_end = layout.line_bounds(start)
+    if layout.text.find("`", line_start, line_end) == -1:
+        return None  # no code span on the line, so no symbol
+    return _symbol_on_line(layout, start, end, line_start, line_end)
+
+
+def _symbol_on_line(
+    layout: MarkdownLayout, start: int, end: int, line_start: int, line_end: int
+) -> str | None:
+    """`_symbol_near` for a reference outside code blocks, on a line that has a backtick."""
+    # Code spans never cross a line: only the spans of this line can name the symbol (the one
+    # holding the reference, the nearest before it and the nearest after it). They are read
+    # from the layout's matches by index, without building a tuple per span.
+    starts = layout.code_span_starts
+    low = bisect.bisect_left(starts, line_start)
+    high = bisect.bisect_right(starts, line_end, low)
+    if low == high:
+        return None
+    text = layout.text
+    spans = layout.code_span_matches
+    holding = bisect.bisect_right(starts, start, low, high) - 1
+    own = spans[holding] if holding >= low and start < spans[holding].end() else None
+    if own is not None:
+        written = text[start:end]
+        code = own[2]
+        if code.strip() != written:
+            own_symbol = _symbol_in(code.replace(written, " "))
+            if own_symbol:
+                return own_symbol
+        before_edge, after_edge = own.span()
+    else:
+        before_edge, after_edge = start, end
+    before = bisect.bisect_left(starts, before_edge, low, high) - 1
+    if before >= low:
+        previous = spans[before]
+        previous_end = previous.end()
+        if previous_end <= before_edge:
+            gap = text[previous_end:before_edge]
+            # Across a table cell boundary, only a cell holding nothing but the code span
+            # names a symbol: `| `f()` | `x.py:3` |` does, `| `f()` drops a byte | x.py:3 |`
+            # does not.
+            if "|" in gap and (
+                gap.strip() != "|" or _cell_text_before(layout, previous.start()).strip()
+            ):
+                gap = "."
+            if len(gap) <= _MAX_SYMBOL_GAP and not _GAP_STOPPERS.intersection(gap):
+                symbol = _symbol_in(previous[2])
+                if symbol:
+                    return symbol
+    after = bisect.bisect_left(starts, after_edge, low, high)
+    if after < high:
+        following = spans[after]
+        if following.end() <= line_end + 1:
+            gap = text[after_edge : following.start()].strip()
+            if gap in ("(", "（", "- (", ": ", ":"):
+                return _symbol_in(following[2])
+    return None
+
+
+def _cell_text_before(layout: MarkdownLayout, span_start: int) -> str:
+    """Text between the cell's opening '|' and the code span starting at ``span_start``."""
+    line_start, _ = layout.line_bounds(span_start)
+    before = layout.text[line_start:span_start]
+    return before.rsplit("|", 1)[-1] if "|" in before else before
+
+
+@functools.lru_cache(maxsize=65536)
+def _symbol_in(code: str) -> str | None:
+    code = code.strip()
+    for prefix in ("def ", "class ", "async def "):
+        code = code.removeprefix(prefix)
+    match = _SYMBOL.match(code)
+    if match is None:
+        return None
+    name = match.group("name")
+    last = name.replace("::", ".").rsplit(".", 1)[-1]
+    if last in _NOT_SYMBOLS or last.lower() in KNOWN_EXTENSIONS or len(name) == 1:
+        return None  # `actor.py` is a file name and `O(log P)` a complexity, not symbols
+    return name

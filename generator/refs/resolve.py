@@ -1,0 +1,1009 @@
+"""Resolve code references against pinned upstream commits, and check what they cite.
+
+Resolution decides which upstream, commit and repository path a reference means:
+
+* a permalink names its repository and revision;
+* a path starting with an upstream's prefix (``slime/``) belongs to that upstream;
+* an absolute local path is mapped by its longest suffix that an upstream has;
+* a bare (``actor.py``) or partial (``fsdp_utils/actor.py``) name is looked up among the files
+  of the page's upstream, then of all upstreams; several matches are narrowed by search roots and
+  by the symbol named next to the reference before they are reported as ambiguous.
+
+Then the cited file, range and symbol are checked at that commit. Everything read goes through
+`GitStore`, so each blob is read once per run, and a path that is not an entry of the commit's
+tree is never read at all.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import posixpath
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from generator.checks import severity_of
+from generator.model import CodeRef, Finding, RefForm, ResolvedRef, Upstream
+from generator.refs.extract.refs import RefRecord
+from generator.upstream.gitstore import (
+    BlobText,
+    GitStore,
+    RepositoryUnavailable,
+    identifier_columns,
+)
+from generator.upstream.manifest import ConfigError, Manifest
+
+_FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
+_HEX = re.compile(r"^[0-9a-f]{7,40}$")
+_MAX_LISTED = 8
+
+
+@dataclass(frozen=True)
+class HeldRef:
+    """A reference a sync left anchored at an older commit, for a person to review."""
+
+    upstream: str
+    commit: str
+    text: str
+    occurrence: int
+    status: str
+    candidate: str | None = None
+
+
+@dataclass
+class PageContext:
+    """What a page's frontmatter says about where its references point."""
+
+    page: str
+    upstream: str | None = None
+    pins: dict[str, str] = field(default_factory=dict)
+    search_roots: tuple[str, ...] = ()
+    findings: list[Finding] = field(default_factory=list)
+    held: dict[tuple[str, int], HeldRef] = field(default_factory=dict)
+    """References a sync could not move, by (text, occurrence on the page)."""
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """What, besides the reference itself, decides how a reference resolves."""
+        return (self.upstream, tuple(sorted(self.pins.items())), self.search_roots)
+
+    def held_at(self, held: HeldRef) -> PageContext:
+        """This context with the held reference's upstream pinned where the reference was held."""
+        return PageContext(
+            self.page, self.upstream, {**self.pins, held.upstream: held.commit}, self.search_roots
+        )
+
+
+def page_context(page: str, meta: dict[str, Any], manifest: Manifest) -> PageContext:
+    """Read ``upstream``, ``pin``, ``pins`` and ``search_roots`` from a page's frontmatter."""
+    context = PageContext(page=page)
+
+    def problem(check: str, message: str, suggestion: str | None = None) -> None:
+        context.findings.append(Finding(severity_of(check), check, page, 1, 1, message, suggestion))
+
+    known = ", ".join(sorted(manifest.upstreams)) or "(none)"
+    upstream = meta.get("upstream")
+    if upstream is not None:
+        if not isinstance(upstream, str) or upstream not in manifest.upstreams:
+            problem(
+                "unknown-upstream",
+                f"frontmatter 'upstream: {upstream}' is not in {manifest.display_path()}",
+                f"use one of: {known}",
+            )
+        else:
+            context.upstream = upstream
+    pins: dict[str, Any] = {}
+    anchored = meta.get("anchored_at")
+    if anchored is not None:
+        # Written by sync: the commit the page's line numbers refer to, below its own pins.
+        if isinstance(anchored, dict):
+            pins.update(anchored)
+        else:
+            problem("pin-invalid", "frontmatter 'anchored_at' must map upstream names to SHAs")
+    if meta.get("pin") is not None:
+        if context.upstream is None and upstream is None:
+            problem(
+                "pin-invalid",
+                "frontmatter 'pin' needs 'upstream' to say which upstream it pins",
+                "add 'upstream: NAME' or use 'pins: {NAME: SHA}'",
+            )
+        elif context.upstream is not None:
+            pins[context.upstream] = meta["pin"]
+    raw_pins = meta.get("pins")
+    if raw_pins is not None:
+        if not isinstance(raw_pins, dict):
+            problem("pin-invalid", "frontmatter 'pins' must map upstream names to commit SHAs")
+        else:
+            pins.update(raw_pins)
+    for name, sha in pins.items():
+        if name not in manifest.upstreams:
+            problem(
+                "unknown-upstream",
+                f"frontmatter pins unknown upstream '{name}'",
+                f"use one of: {known}",
+            )
+        elif not isinstance(sha, str) or not _FULL_SHA.match(sha):
+            problem(
+                "pin-invalid",
+                f"pin for '{name}' is '{sha}', not a full 40-character commit SHA",
+                "write the full SHA (git rev-parse <rev>)",
+            )
+        else:
+            context.pins[name] = sha
+    _read_held_refs(meta.get("held_refs"), context, manifest, problem)
+    roots = meta.get("search_roots")
+    if isinstance(roots, str):
+        roots = [roots]
+    if isinstance(roots, list):
+        context.search_roots = tuple(
+            str(root).removeprefix("./").rstrip("/") + "/" for root in roots if root
+        )
+    return context
+
+
+def _read_held_refs(held: Any, context: PageContext, manifest: Manifest, problem: Any) -> None:
+    if held is None:
+        return
+    if not isinstance(held, list):
+        problem("pin-invalid", "frontmatter 'held_refs' must be a list")
+        return
+    for entry in held:
+        if not isinstance(entry, dict) or not {"upstream", "commit", "ref"} <= set(entry):
+            problem("pin-invalid", f"held_refs entry {entry!r} needs upstream, commit and ref")
+            continue
+        commit = str(entry["commit"])
+        if entry["upstream"] not in manifest.upstreams or not _FULL_SHA.match(commit):
+            problem(
+                "pin-invalid",
+                f"held_refs entry for '{entry['ref']}' names an unknown "
+                "upstream or a malformed commit",
+            )
+            continue
+        occurrence = int(entry.get("occurrence", 1))
+        context.held[(str(entry["ref"]), occurrence)] = HeldRef(
+            entry["upstream"],
+            commit,
+            str(entry["ref"]),
+            occurrence,
+            str(entry.get("status", "changed")),
+            entry.get("candidate"),
+        )
+
+
+class _DirectTarget(NamedTuple):
+    upstream: Upstream
+    commit: str
+    path: str
+    """Normalised path in the repository."""
+    sha: str
+    """The file's blob."""
+
+
+class Resolver:
+    """Resolves and checks references for many pages, sharing clones, trees and blobs."""
+
+    def __init__(self, manifest: Manifest) -> None:
+        self.manifest = manifest
+        self._stores: dict[str, GitStore] = {}
+        self._by_slug = {
+            upstream.github_slug: upstream
+            for upstream in manifest.upstreams.values()
+            if upstream.github_slug
+        }
+        self._prefixes = sorted(
+            (
+                (prefix, upstream)
+                for upstream in manifest.upstreams.values()
+                for prefix in upstream.prefixes
+            ),
+            key=lambda item: -len(item[0]),
+        )
+        self._basenames: dict[tuple[str, str], dict[str, list[str]]] = {}
+        self._suffix_hits: dict[tuple[str, str, str], list[str]] = {}
+        self._missing_commits: set[tuple[str, str, str]] = set()
+        self._at_missing_commit = False
+        """Whether the verdict being reached met a commit the clone lacks (see `verdict`)."""
+        self._verdicts: dict[tuple[Any, ...], dict[VerdictKey, ResolvedRef]] = {}
+        self._search_order: dict[str | None, list[Upstream]] = {}
+        self._direct_targets: dict[tuple[Any, ...], dict[str, _DirectTarget | None]] = {}
+
+    @property
+    def blob_reads(self) -> int:
+        return sum(store.blob_reads for store in self._stores.values())
+
+    def close(self) -> None:
+        for store in self._stores.values():
+            store.close()
+        self._stores.clear()
+
+    # -- clones ---------------------------------------------------------------------------
+
+    def store(self, upstream: Upstream) -> GitStore:
+        """The clone of ``upstream``; raises `ConfigError` if it is missing or lacks the pin."""
+        store = self._stores.get(upstream.name)
+        if store is None:
+            assert upstream.clone_dir is not None
+            key = f"upstreams.{upstream.name}"
+            try:
+                store = GitStore(upstream.clone_dir)
+            except RepositoryUnavailable:
+                raise self.manifest.error(
+                    f"no clone at {_relative(upstream.clone_dir)}",
+                    key,
+                    hint=f"run `make upstreams` (python -m generator upstreams fetch "
+                    f"{upstream.name}) to clone {upstream.url}",
+                ) from None
+            if store.resolve(upstream.pin) != upstream.pin:
+                store.close()
+                raise self.manifest.error(
+                    f"pinned commit {upstream.pin} is not in the clone at "
+                    f"{_relative(upstream.clone_dir)}",
+                    f"{key}.pin",
+                    hint=f"run `python -m generator upstreams fetch {upstream.name}` to fetch it, "
+                    "or correct the pin",
+                )
+            self._stores[upstream.name] = store
+        return store
+
+    def commit_for(self, upstream: Upstream, context: PageContext) -> str:
+        return context.pins.get(upstream.name, upstream.pin)
+
+    # -- resolution -----------------------------------------------------------------------
+
+    def resolve(self, ref: CodeRef, context: PageContext) -> ResolvedRef:
+        """What ``ref`` cites in ``context``, with its findings; the caller may add to it."""
+        return self.relocated(ref, self.verdict(ref, context))
+
+    def verdicts_in(self, context: PageContext) -> dict[VerdictKey, ResolvedRef]:
+        """The verdicts reached so far in ``context``, by `verdict_key`, for callers that look
+        many references up at once (`verdict` fills it)."""
+        verdicts = self._verdicts.get(context.key)
+        if verdicts is None:
+            verdicts = self._verdicts[context.key] = {}
+        return verdicts
+
+    def verdict(
+        self,
+        ref: CodeRef,
+        context: PageContext,
+        known: dict[VerdictKey, ResolvedRef] | None = None,
+    ) -> ResolvedRef:
+        """What ``ref`` cites in ``context``, shared by every reference with the same target.
+
+        The same reference is usually cited many times (on one page and across pages with the
+        same pins), so a verdict is reached once per context and target, and its findings carry
+        the position of the reference that reached it: `relocated` moves them to another
+        citation. Do not change a verdict; a verdict that is not shared (a commit missing from
+        the clone is reported once per page) is returned all the same. ``known``: what
+        `verdicts_in` gave for ``context``, when the caller has it.
+        """
+        verdicts = self.verdicts_in(context) if known is None else known
+        key = verdict_key(ref)
+        cached = verdicts.get(key)
+        if cached is not None:
+            return cached
+        result = ResolvedRef(ref=ref)
+        self._at_missing_commit = False
+        direct = None
+        if ref.form is RefForm.PATH and not ref.is_directory and ref.end is not None:
+            direct = self._direct_target(ref.path, context)
+        if direct is not None and ref.start is not None and ref.end is not None:
+            # The path is known to name a file at a commit the clone has: only its lines
+            # remain to be checked, as `_check_target` would.
+            upstream, commit, path, sha = direct
+            result.upstream, result.commit, result.path = upstream.name, commit, path
+            self._check_lines(result, upstream, commit, path, sha)
+        else:
+            if ref.form is RefForm.PERMALINK:
+                self._resolve_permalink(result, context)
+            else:
+                self._resolve_path(result, context)
+            if result.upstream and result.commit and result.path is not None:
+                self._check_target(result)
+        # A reference at a commit the clone lacks is reported once per page, by whichever of
+        # the page's references comes first: its verdict, with or without the finding, is the
+        # page's own, or a later page citing only the same references would pass unreported.
+        if not self._at_missing_commit and not any(
+            finding.check == "commit-missing" for finding in result.findings
+        ):
+            verdicts[key] = result
+        return result
+
+    def read_ahead(self, records: Iterable[RefRecord], context: PageContext) -> None:
+        """Read in one exchange with git the blobs that reaching the verdicts of ``records``
+        in ``context`` will read one by one: those of `_direct_target`, certain to be read."""
+        wanted: dict[str, list[str]] = {}
+        for record in records:
+            if record[3] is not RefForm.PATH or record[5] is None or record[6] is None:
+                continue
+            if record[11]:  # cited as a directory
+                continue
+            direct = self._direct_target(record[4], context)
+            if direct is not None:
+                wanted.setdefault(direct[0].name, []).append(direct[3])
+        for name, shas in wanted.items():
+            self._stores[name].read_ahead(shas)
+
+    def _direct_target(self, path: str, context: PageContext) -> _DirectTarget | None:
+        """Where the path ``path``, cited with a line range, leads in the common case: a path
+        that an upstream's prefix claims, naming a file (not a link or a submodule) at a commit
+        the clone has. `_resolve_path`, `_attribute` and `_check_target` would find the same,
+        with no finding before the lines are checked. None in every other case, and while the
+        upstream's clone is not open: opening one may fail, which must happen where resolution
+        opens it."""
+        targets = self._direct_targets.get(context.key)
+        if targets is None:
+            targets = self._direct_targets[context.key] = {}
+        elif path in targets:
+            return targets[path]
+        normal = _normal_path(path) if path else ""
+        upstream = None
+        if normal not in ("", ".", "..") and not normal.startswith(("../", "/")):
+            upstream = self._route(normal)
+        if upstream is None:
+            targets[path] = None
+            return None
+        store = self._stores.get(upstream.name)
+        if store is None:
+            return None  # not kept: the clone may be opened later
+        commit = self.commit_for(upstream, context)
+        target = None
+        if commit == upstream.pin or store.resolve(commit) == commit:
+            entry = store.tree(commit).get(normal)
+            if entry is not None and entry.kind == "blob" and not entry.is_symlink:
+                target = _DirectTarget(upstream, commit, normal, entry.sha)
+        targets[path] = target
+        return target
+
+    @staticmethod
+    def relocated(ref: CodeRef, verdict: ResolvedRef) -> ResolvedRef:
+        """``verdict`` for the citation ``ref``: its findings placed where ``ref`` is."""
+        return ResolvedRef(
+            ref, verdict.upstream, verdict.commit, verdict.path, relocated_findings(ref, verdict)
+        )
+
+    def _resolve_permalink(self, result: ResolvedRef, context: PageContext) -> None:
+        ref = result.ref
+        upstream = self._by_slug.get(ref.repo_slug or "")
+        if upstream is None:
+            self._add(
+                result,
+                "unattributed",
+                f"{ref.repo_slug} is not a configured upstream; this link is not checked",
+                f"add it to {self.manifest.display_path()} to check links into it",
+            )
+            return
+        store = self.store(upstream)
+        revision, path = self._split_revision(store, f"{ref.revision}/{ref.path}".rstrip("/"))
+        commit = store.resolve(revision)
+        result.upstream = upstream.name
+        if _HEX.match(revision):
+            if commit is None:
+                self._add(
+                    result,
+                    "commit-missing",
+                    f"commit {revision} is not in the clone of '{upstream.name}'",
+                    f"fetch it: git -C {_relative(upstream.clone_dir)} fetch origin {revision}",
+                )
+                return
+            result.commit, result.path = commit, self._normalised(result, path)
+            return
+        pinned = self.commit_for(upstream, context)
+        lines = _fragment(ref.start, ref.end)
+        kind = "tree" if ref.is_directory else "blob"
+        self._add(
+            result,
+            "unpinned-permalink",
+            f"link names '{revision}', which moves; it is checked at the pin "
+            f"{upstream.name}@{pinned[:7]}",
+            f"{ref.url_host}/{ref.repo_slug}/{kind}/{pinned}/{path}{lines}",
+        )
+        result.commit, result.path = pinned, self._normalised(result, path)
+
+    def _split_revision(self, store: GitStore, rest: str) -> tuple[str, str]:
+        """Split ``feature/x/path/file.py`` into revision and path, longest branch first."""
+        parts = rest.split("/")
+        for count in range(min(len(parts) - 1, 6), 1, -1):
+            candidate = "/".join(parts[:count])
+            if store.resolve(candidate):
+                return candidate, "/".join(parts[count:])
+        return parts[0], "/".join(parts[1:])
+
+    def _normalised(self, result: ResolvedRef, path: str) -> str | None:
+        if not path:
+            return ""
+        normal = _normal_path(path)
+        if normal == ".." or normal.startswith(("../", "/")):
+            self._add(
+                result,
+                "path-escape",
+                f"path '{path}' leaves the repository; nothing outside it is read",
+            )
+            return None
+        return "" if normal == "." else normal
+
+    def _resolve_path(self, result: ResolvedRef, context: PageContext) -> None:
+        ref = result.ref
+        if ref.form is RefForm.ABSOLUTE:
+            self._resolve_absolute(result, context)
+            return
+        path = self._normalised(result, ref.path)
+        if path is None:
+            return
+        upstream = self._route(path)
+        if upstream is not None:
+            self._attribute(result, upstream, context, path)
+            return
+        candidates = self._search(path, result, context)
+        if len(candidates) == 1:
+            upstream, found = candidates[0]
+            self._attribute(result, upstream, context, found)
+            return
+        if len(candidates) > 1:
+            listed = ", ".join(
+                f"{u.name}:{p}" if len(self.manifest.upstreams) > 1 else p
+                for u, p in candidates[:_MAX_LISTED]
+            )
+            more = (
+                f" and {len(candidates) - _MAX_LISTED} more"
+                if len(candidates) > _MAX_LISTED
+                else ""
+            )
+            self._add(
+                result,
+                "ambiguous-file",
+                f"'{ref.path}' matches {len(candidates)} files: {listed}{more}",
+                "write the path from the repository root, or add search_roots to the page "
+                "or upstream",
+            )
+            return
+        if context.upstream and ref.form is RefForm.PATH:
+            own = self.manifest.upstreams[context.upstream]
+            if self._belongs_to(own, context, path):
+                # The page's upstream has (or had) this part of the tree: the file is missing there.
+                self._attribute(result, own, context, path)
+                return
+        if ref.form is RefForm.BARE:
+            searched = self._searched_upstreams(context)
+            where = ", ".join(f"{u.name}@{self.commit_for(u, context)[:7]}" for u in searched)
+            suggestion = self._closest_name(path, searched, context)
+            self._add(
+                result,
+                "file-missing",
+                f"no file named '{path}' in {where}",
+                f"did you mean {suggestion}?" if suggestion else None,
+            )
+            return
+        prefixes = ", ".join(prefix for prefix, _ in reversed(self._prefixes)) or "(none)"
+        self._add(
+            result,
+            "unattributed",
+            f"no configured upstream claims '{ref.path}' (prefixes: {prefixes})",
+            f"add its upstream or prefix to {self.manifest.display_path()}",
+        )
+
+    def _resolve_absolute(self, result: ResolvedRef, context: PageContext) -> None:
+        ref = result.ref
+        parts = [part for part in ref.path.removeprefix("~").split("/") if part]
+        if ".." in parts:
+            self._add(
+                result,
+                "path-escape",
+                f"path '{ref.path}' contains '..'; nothing outside a repository is read",
+            )
+            return
+        fallback: tuple[Upstream, str] | None = None
+        found: tuple[Upstream, str] | None = None
+        for index in range(len(parts)):
+            suffix = "/".join(parts[index:])
+            upstream = self._route(suffix)
+            if upstream is not None:
+                fallback = fallback or (upstream, suffix)
+                if suffix in self._tree(upstream, context):
+                    found = (upstream, suffix)
+                    break
+        if found is None:
+            for index in range(len(parts)):
+                suffix = "/".join(parts[index:])
+                owners = [
+                    u for u in self._searched_upstreams(context) if suffix in self._tree(u, context)
+                ]
+                if len(owners) == 1:
+                    found = (owners[0], suffix)
+                    break
+        target = found or fallback
+        if target is None:
+            self._add(
+                result,
+                "unattributed",
+                f"absolute path '{ref.path}' maps onto no configured upstream",
+                "cite the file by its path in the repository",
+            )
+            return
+        upstream, path = target
+        canonical = path + _range_text(ref.start, ref.end)
+        self._add(
+            result,
+            "absolute-path",
+            f"absolute local path; it maps onto {upstream.name}:{path}",
+            canonical,
+        )
+        self._attribute(result, upstream, context, path)
+
+    def _attribute(
+        self, result: ResolvedRef, upstream: Upstream, context: PageContext, path: str
+    ) -> None:
+        commit = self.commit_for(upstream, context)
+        store = self.store(upstream)
+        if commit != upstream.pin and store.resolve(commit) != commit:
+            result.upstream = upstream.name
+            self._at_missing_commit = True
+            key = (result.ref.page, upstream.name, commit)
+            if key not in self._missing_commits:
+                self._missing_commits.add(key)
+                self._add(
+                    result,
+                    "commit-missing",
+                    f"the page pins '{upstream.name}' to {commit}, which is not in the clone",
+                    f"run `python -m generator upstreams fetch {upstream.name}`, or correct "
+                    "the page's pin",
+                )
+            return
+        result.upstream, result.commit, result.path = upstream.name, commit, path
+
+    def _belongs_to(self, upstream: Upstream, context: PageContext, path: str) -> bool:
+        """Whether ``path`` lies in a top-level directory of the upstream, or once existed there."""
+        commit = self.commit_for(upstream, context)
+        store = self.store(upstream)
+        top = path.split("/", 1)[0] + "/"
+        return top in store.directories(commit) or store.renamed_to(path, commit) is not None
+
+    def _route(self, path: str) -> Upstream | None:
+        for prefix, upstream in self._prefixes:
+            if path.startswith(prefix):
+                return upstream
+        return None
+
+    def _searched_upstreams(self, context: PageContext) -> list[Upstream]:
+        upstreams = self._search_order.get(context.upstream)
+        if upstreams is None:
+            upstreams = list(self.manifest.upstreams.values())
+            if context.upstream:
+                upstreams.sort(key=lambda u: u.name != context.upstream)
+            self._search_order[context.upstream] = upstreams
+        return upstreams
+
+    def _tree(self, upstream: Upstream, context: PageContext) -> dict[str, Any]:
+        """The files at the page's commit of ``upstream``; none when the clone lacks it."""
+        commit = self.commit_for(upstream, context)
+        store = self.store(upstream)
+        if commit != upstream.pin and store.resolve(commit) != commit:
+            return {}  # `_attribute` reports commit-missing
+        return store.tree(commit)
+
+    def _commit_missing(self, upstream: Upstream, context: PageContext) -> bool:
+        commit = self.commit_for(upstream, context)
+        return commit != upstream.pin and self.store(upstream).resolve(commit) != commit
+
+    def _search(
+        self, path: str, result: ResolvedRef, context: PageContext
+    ) -> list[tuple[Upstream, str]]:
+        """Files whose path is ``path`` or ends with ``/path``; the page's upstream first."""
+        upstreams = self._searched_upstreams(context)
+        if context.upstream:
+            own = self.manifest.upstreams[context.upstream]
+            if self._commit_missing(own, context) or path in self._tree(own, context):
+                return [(own, path)]  # a missing pin is reported once, as commit-missing
+        candidates = [(u, found) for u in upstreams for found in self._matches(u, context, path)]
+        if context.upstream and len(candidates) > 1:
+            own_only = [c for c in candidates if c[0].name == context.upstream]
+            candidates = own_only or candidates
+        if len(candidates) > 1:
+            candidates = self._narrow(candidates, result.ref, context)
+        return candidates
+
+    def _matches(self, upstream: Upstream, context: PageContext, path: str) -> list[str]:
+        commit = self.commit_for(upstream, context)
+        if "/" not in path:
+            index = self._basenames.get((upstream.name, commit))
+            if index is None:
+                index = defaultdict(list)
+                for file in self._tree(upstream, context):
+                    index[file.rsplit("/", 1)[-1]].append(file)
+                self._basenames[(upstream.name, commit)] = index
+            return index.get(path, [])
+        key = (upstream.name, commit, path)
+        hits = self._suffix_hits.get(key)
+        if hits is None:
+            tail = "/" + path
+            hits = [f for f in self._tree(upstream, context) if f == path or f.endswith(tail)]
+            self._suffix_hits[key] = hits
+        return hits
+
+    def _narrow(
+        self, candidates: list[tuple[Upstream, str]], ref: CodeRef, context: PageContext
+    ) -> list[tuple[Upstream, str]]:
+        for roots_of in (lambda u: context.search_roots, lambda u: u.search_roots):
+            rooted = [(u, p) for u, p in candidates if roots_of(u) and p.startswith(roots_of(u))]
+            if rooted:
+                candidates = rooted
+                if len(candidates) == 1:
+                    return candidates
+        if ref.symbol and ref.start is not None and ref.end is not None:
+            name = _last_name(ref.symbol)
+            holding = []
+            for upstream, path in candidates:
+                blob = self._blob(upstream, self.commit_for(upstream, context), path)
+                if (
+                    blob is not None
+                    and not blob.is_binary
+                    and _occurs(blob.lines, name, ref.start, ref.end)
+                ):
+                    holding.append((upstream, path))
+            if holding:
+                return holding
+        return candidates
+
+    def _closest_name(
+        self, name: str, upstreams: list[Upstream], context: PageContext
+    ) -> str | None:
+        names: set[str] = set()
+        for upstream in upstreams:
+            self._matches(upstream, context, name)  # builds the basename index
+            names.update(self._basenames[(upstream.name, self.commit_for(upstream, context))])
+        close = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.75)
+        return f"'{close[0]}'" if close else None
+
+    # -- checks at the commit -------------------------------------------------------------
+
+    def _blob(self, upstream: Upstream, commit: str, path: str) -> BlobText | None:
+        entry = self.store(upstream).tree(commit).get(path)
+        if entry is None or entry.kind != "blob" or entry.is_symlink:
+            return None
+        return self.store(upstream).blob(entry.sha)
+
+    def _check_target(self, result: ResolvedRef) -> None:
+        ref = result.ref
+        upstream = self.manifest.upstreams[result.upstream or ""]
+        commit = result.commit or upstream.pin
+        path = result.path or ""
+        store = self.store(upstream)
+        tree = store.tree(commit)
+        at = f"{upstream.name}@{commit[:7]}"
+        entry = tree.get(path)
+        if entry is None:
+            is_directory = path == "" or path + "/" in store.directories(commit)
+            if is_directory and ref.start is None:
+                return
+            if is_directory:
+                self._add(
+                    result,
+                    "not-a-file",
+                    f"'{path}' is a directory at {at}; a line range needs a file",
+                )
+                return
+            self._file_missing(result, upstream, store, commit, path)
+            return
+        if entry.kind != "blob":
+            self._add(
+                result,
+                "not-a-file",
+                f"'{path}' is a submodule at {at}; cite the file in the submodule's own upstream",
+            )
+            return
+        if entry.is_symlink:
+            self._add(
+                result,
+                "not-a-file",
+                f"'{path}' is a symbolic link at {at}; cite the file it points to",
+            )
+            return
+        if ref.is_directory:
+            self._add(
+                result,
+                "not-a-file",
+                f"'{path}' is a file at {at}, not a directory",
+                ref.text.replace("/tree/", "/blob/", 1),
+            )
+            return
+        if ref.start is None or ref.end is None:
+            return
+        self._check_lines(result, upstream, commit, path, entry.sha)
+
+    def _check_lines(
+        self, result: ResolvedRef, upstream: Upstream, commit: str, path: str, sha: str
+    ) -> None:
+        """The cited lines (and the symbol named with them) of the file ``path``, the blob
+        ``sha`` at ``commit``."""
+        ref = result.ref
+        assert ref.start is not None and ref.end is not None
+        store = self.store(upstream)
+        at = f"{upstream.name}@{commit[:7]}"
+        blob = store.blob(sha)
+        if blob.is_binary:
+            self._add(
+                result, "binary-file", f"'{path}' is a binary file at {at}; it has no lines to cite"
+            )
+            return
+        if ref.start < 1 or ref.start > ref.end:
+            swapped = f"{path}:{ref.end}-{ref.start}" if ref.start > ref.end else None
+            reason = "starts at line 0 (lines count from 1)" if ref.start < 1 else "is reversed"
+            self._add(result, "range-invalid", f"range {_range_words(ref)} {reason}", swapped)
+            return
+        if ref.end > blob.line_count:
+            where = self._symbol_suggestion(ref, blob, path)
+            self._add(
+                result,
+                "range-outside-file",
+                f"{_range_words(ref)} goes past the end of '{path}', which has "
+                f"{blob.line_count} lines at {at}",
+                where,
+            )
+            return
+        if ref.symbol:
+            self._check_symbol(result, blob, path, at)
+
+    def _file_missing(
+        self, result: ResolvedRef, upstream: Upstream, store: GitStore, commit: str, path: str
+    ) -> None:
+        at = f"{upstream.name}@{commit[:7]}"
+        suffix = _range_text(result.ref.start, result.ref.end)
+        suggestion = None
+        message = f"'{path}' does not exist at {at}"
+        renamed = store.renamed_to(path, commit)
+        tree = store.tree(commit)
+        if renamed:
+            suggestion = renamed + suffix
+            message += f"; git records it as renamed to '{renamed}'"
+        else:
+            basename = path.rsplit("/", 1)[-1]
+            same_name = [p for p in tree if p.rsplit("/", 1)[-1] == basename]
+            if same_name:
+                suggestion = " or ".join(p + suffix for p in same_name[:3])
+            else:
+                extension = posixpath.splitext(path)[1]
+                pool = [p for p in tree if p.endswith(extension)] if extension else list(tree)
+                close = difflib.get_close_matches(path, pool, n=1, cutoff=0.6)
+                if close:
+                    suggestion = close[0] + suffix
+        head = store.resolve(upstream.branch)
+        if head and head != commit and path in store.tree(head):
+            message += (
+                f" (it exists at {upstream.branch} {head[:7]}: is the page pinned to an "
+                "older commit than it was written against?)"
+            )
+        self._add(
+            result, "file-missing", message, f"did you mean {suggestion}?" if suggestion else None
+        )
+
+    def _check_symbol(self, result: ResolvedRef, blob: BlobText, path: str, at: str) -> None:
+        ref = result.ref
+        assert ref.symbol and ref.start is not None and ref.end is not None
+        name = _last_name(ref.symbol)
+        # In Python, a name in a comment or docstring does not count: `wake_up`'s docstring
+        # mentioning `sleep` does not make lines of `wake_up` a reference to `sleep()`.
+        python = path.endswith((".py", ".pyi"))
+        if (python and blob.occurs_in_code(name, ref.start, ref.end)) or (
+            not python and _occurs(blob.lines, name, ref.start, ref.end)
+        ):
+            return
+        spans = definitions(blob.line_tuple, name)
+        if any(first <= ref.start and ref.end <= last for first, last in spans):
+            return  # the range is inside the symbol's body: "the loop in `beta()` (x.py:10)"
+        where = self._symbol_suggestion(ref, blob, path)
+        if where:
+            self._add(
+                result,
+                "symbol-not-in-range",
+                f"`{ref.symbol}` is not in {_range_words(ref)} of '{path}' at {at}",
+                f"it is defined at {where}",
+            )
+        elif _occurs(blob.lines, name, 1, blob.line_count):
+            first = _first_occurrence(blob.lines, name)
+            self._add(
+                result,
+                "symbol-not-in-range",
+                f"`{ref.symbol}` is not in {_range_words(ref)} of '{path}' at {at}",
+                f"it first occurs at {path}:{first}",
+            )
+        else:
+            self._add(
+                result, "symbol-not-found", f"`{ref.symbol}` does not occur in '{path}' at {at}"
+            )
+
+    def _symbol_suggestion(self, ref: CodeRef, blob: BlobText, path: str) -> str | None:
+        if not ref.symbol:
+            return None
+        spans = definitions(blob.line_tuple, _last_name(ref.symbol))
+        if not spans:
+            return None
+        return " or ".join(
+            f"{path}:{start}-{end}" if end > start else f"{path}:{start}"
+            for start, end in spans[:3]
+        )
+
+    def _add(
+        self, result: ResolvedRef, check: str, message: str, suggestion: str | None = None
+    ) -> None:
+        ref = result.ref
+        upstream = self.manifest.upstreams.get(result.upstream or "")
+        result.findings.append(
+            Finding(
+                severity=severity_of(check),
+                check=check,
+                page=ref.page,
+                line=ref.line,
+                column=ref.column,
+                message=message,
+                suggestion=suggestion,
+                text=ref.text,
+                upstream=result.upstream,
+                commit=result.commit or (upstream.pin if upstream else None),
+                path=result.path if result.path is not None else ref.path,
+                start=ref.start,
+                end=ref.end,
+            )
+        )
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+VerdictKey = tuple[Any, ...]
+"""What, besides the page's context, decides a reference's verdict (see `verdict_key`)."""
+
+
+def verdict_key(ref: CodeRef) -> VerdictKey:
+    return (
+        ref.form,
+        ref.path,
+        ref.start,
+        ref.end,
+        ref.symbol,
+        ref.repo_slug,
+        ref.revision,
+        ref.is_directory,
+    )
+
+
+def record_verdict_key(record: RefRecord) -> VerdictKey:
+    """`verdict_key` of the reference ``record`` describes, without building the reference."""
+    return (
+        record[3],
+        record[4],
+        record[5],
+        record[6],
+        record[7],
+        record[8],
+        record[10],
+        record[11],
+    )
+
+
+def relocated_findings(ref: CodeRef, verdict: ResolvedRef) -> list[Finding]:
+    """The findings of ``verdict``, placed where the citation ``ref`` is."""
+    return [
+        Finding(
+            f.severity,
+            f.check,
+            ref.page,
+            ref.line,
+            ref.column,
+            f.message,
+            f.suggestion,
+            ref.text,
+            f.upstream,
+            f.commit,
+            f.path,
+            f.start,
+            f.end,
+        )
+        for f in verdict.findings
+    ]
+
+
+@functools.lru_cache(maxsize=65536)
+def _normal_path(path: str) -> str:
+    return posixpath.normpath(path)
+
+
+def _last_name(symbol: str) -> str:
+    return symbol.replace("::", ".").rsplit(".", 1)[-1]
+
+
+def _occurs(lines: list[str], name: str, start: int, end: int) -> bool:
+    return any(identifier_columns(line, name) for line in lines[start - 1 : end])
+
+
+def _first_occurrence(lines: list[str], name: str) -> int:
+    return next(number for number, line in enumerate(lines, 1) if identifier_columns(line, name))
+
+
+_DEFINITION_HEADER = re.compile(r"(?P<indent>[ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+")
+
+
+@functools.lru_cache(maxsize=1024)
+def definitions(lines: tuple[str, ...], name: str) -> list[tuple[int, int]]:
+    """Line spans (decorators to last body line) of Python ``def``/``class`` named ``name``."""
+    if name.isidentifier() and _is_word_character(name[-1]):
+        # One pattern for every name; only lines that mention the name are matched.
+        headers = (
+            (index, match)
+            for index, line in enumerate(lines)
+            if name in line
+            and (match := _DEFINITION_HEADER.match(line)) is not None
+            and line.startswith(name, match.end())
+            and not _is_word_character(line[match.end() + len(name) : match.end() + len(name) + 1])
+        )
+    else:
+        header = re.compile(
+            rf"^(?P<indent>[ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+{re.escape(name)}\b"
+        )
+        headers = (
+            (index, match)
+            for index, line in enumerate(lines)
+            if (match := header.match(line)) is not None
+        )
+    spans = []
+    for index, match in headers:
+        indent = len(match.group("indent").expandtabs())
+        start = index
+        while start > 0 and lines[start - 1].strip().startswith("@"):
+            start -= 1
+        end = index
+        for later in range(index + 1, len(lines)):
+            text = lines[later]
+            if not text.strip():
+                continue
+            if len(text) - len(text.lstrip()) <= indent and not text.lstrip().startswith(")"):
+                break
+            end = later
+        spans.append((start + 1, end + 1))
+    return spans
+
+
+def _is_word_character(character: str) -> bool:
+    """Whether ``character`` is one the regex ``\\w`` matches (False for the empty string)."""
+    return character.isalnum() or character == "_"
+
+
+def _range_text(start: int | None, end: int | None) -> str:
+    if start is None:
+        return ""
+    return f":{start}" if end in (None, start) else f":{start}-{end}"
+
+
+def _range_words(ref: CodeRef) -> str:
+    if ref.end is None or ref.end == ref.start:
+        return f"line {ref.start}"
+    return f"range {ref.start}-{ref.end}"
+
+
+def _fragment(start: int | None, end: int | None) -> str:
+    if start is None:
+        return ""
+    return f"#L{start}" if end in (None, start) else f"#L{start}-L{end}"
+
+
+def _relative(path: Any) -> str:
+    from pathlib import Path
+
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+__all__ = [
+    "ConfigError",
+    "PageContext",
+    "Resolver",
+    "VerdictKey",
+    "definitions",
+    "page_context",
+    "record_verdict_key",
+    "relocated_findings",
+    "verdict_key",
+]

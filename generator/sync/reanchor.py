@@ -1,0 +1,664 @@
+"""Re-anchoring: where did the code a reference cites go between two commits?
+
+Evidence, strongest first:
+
+1. the diff between the commits (one ``git diff -M -U0`` for the whole tree, with rename
+   detection) maps every line of the cited range as unchanged context: the code is where the diff
+   says, byte for byte;
+2. otherwise the cited lines (whitespace-normalised, blank lines ignored) are searched, exactly, in
+   the new version of the file and in every file the diff added or modified: found exactly once,
+   that is where they went.
+
+Only those two rewrite a reference. Everything else is classified for a person to review, with
+the reason and a candidate location (the symbol's new definition, the diff's new hunk), and is
+never rewritten: the worst thing a sync can do is point a reference at the wrong code silently.
+"""
+
+from __future__ import annotations
+
+import bisect
+import enum
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+
+import git
+
+from generator.refs.resolve import definitions
+from generator.upstream.gitstore import BlobText, GitStore
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
+_MIN_DISTINCT_CHARS = 12
+"""A block shorter than this (non-whitespace characters) is too common to count as a duplicate."""
+
+
+class DriftStatus(enum.Enum):
+    UNCHANGED = "unchanged"
+    MOVED = "moved"
+    CHANGED = "changed"
+    DELETED = "deleted"
+    AMBIGUOUS = "ambiguous"
+    WAS_BROKEN = "was-broken"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def rewritable(self) -> bool:
+        return self in (DriftStatus.UNCHANGED, DriftStatus.MOVED)
+
+
+@dataclass(frozen=True)
+class Hunk:
+    old_start: int
+    old_count: int
+    new_start: int
+    new_count: int
+
+
+@dataclass
+class FileChange:
+    old_path: str
+    new_path: str | None
+    """None when the file was deleted."""
+    hunks: list[Hunk] = field(default_factory=list)
+
+    def map_range(self, start: int, end: int) -> tuple[int, int] | None:
+        """New lines of old ``start..end`` if the diff leaves all of them unchanged and together."""
+        shift = 0
+        for hunk in self.hunks:
+            if hunk.old_count == 0:
+                # Pure insertion after old line `old_start`.
+                if hunk.old_start < start:
+                    shift += hunk.new_count
+                elif hunk.old_start < end:
+                    return None  # lines inserted inside the cited range
+                continue
+            last = hunk.old_start + hunk.old_count - 1
+            if last < start:
+                shift += hunk.new_count - hunk.old_count
+            elif hunk.old_start <= end:
+                return None  # a cited line was changed or deleted
+        return start + shift, end + shift
+
+    def new_region(self, start: int, end: int) -> tuple[int, int] | None:
+        """The new lines that replace the hunks overlapping ``start..end`` (a candidate only)."""
+        touching = [
+            h
+            for h in self.hunks
+            if h.old_count and h.old_start <= end and h.old_start + h.old_count - 1 >= start
+        ]
+        if not touching or all(h.new_count == 0 for h in touching):
+            return None
+        first = min(h.new_start for h in touching if h.new_count)
+        last = max(h.new_start + h.new_count - 1 for h in touching if h.new_count)
+        return first, last
+
+
+@dataclass
+class Drift:
+    """What happened to one reference's code between two commits."""
+
+    status: DriftStatus
+    old_path: str
+    old_start: int | None
+    old_end: int | None
+    new_path: str | None = None
+    new_start: int | None = None
+    new_end: int | None = None
+    reason: str = ""
+    candidates: list[tuple[str, int, int]] = field(default_factory=list)
+    old_lines: list[str] = field(default_factory=list)
+    new_lines: list[str] = field(default_factory=list)
+
+
+def _normalise(line: str) -> str:
+    return " ".join(line.split())
+
+
+@dataclass
+class _BlockIndex:
+    """Normalised non-blank lines of one file, for exact block search."""
+
+    numbers: list[int]
+    """Line numbers (1-based) of the non-blank lines, in order."""
+    texts: list[str]
+    positions: dict[str, list[int]]
+    """Normalised text -> indexes into ``numbers``."""
+
+    @classmethod
+    def of(cls, lines: list[str]) -> _BlockIndex:
+        numbers, texts = [], []
+        positions: dict[str, list[int]] = defaultdict(list)
+        for number, line in enumerate(lines, 1):
+            text = _normalise(line)
+            if text:
+                positions[text].append(len(numbers))
+                numbers.append(number)
+                texts.append(text)
+        return cls(numbers, texts, positions)
+
+    def find(self, block: list[str]) -> list[tuple[int, int]]:
+        """Every (first, last) line range whose non-blank lines are exactly ``block``."""
+        found = []
+        for index in self.positions.get(block[0], ()):
+            if self.texts[index : index + len(block)] == block:
+                found.append((self.numbers[index], self.numbers[index + len(block) - 1]))
+        return found
+
+
+@dataclass
+class Step:
+    """One commit of the history between the old and the new commit, as a diff to its parent."""
+
+    commit: str
+    changes: dict[str, FileChange]
+    """Changed files by their path before the commit."""
+    added: list[str]
+    added_texts: set[str]
+    """Normalised text of every line the commit added (where a new copy of a block must show)."""
+
+    @property
+    def touched(self) -> list[str]:
+        return sorted({c.new_path for c in self.changes.values() if c.new_path} | set(self.added))
+
+
+class Reanchorer:
+    """Follows cited code of one upstream from an old commit to a new one, commit by commit.
+
+    The net diff between two commits cannot tell "moved" from "copied, then the original
+    deleted"; the history can. So every reference is tracked through each first-parent commit that
+    touches its file (or adds one of its lines): the diff of that commit maps it, or an exact
+    search among that commit's files finds it, or it is lost there. One ``git log -p`` reads the
+    whole history; when the old commit is not an ancestor of the new one, a single diff is used.
+    """
+
+    def __init__(self, store: GitStore, old: str, new: str) -> None:
+        self.store = store
+        self.old = old
+        self.new = new
+        self.steps = history_steps(store, old, new)
+        self._changed_at: dict[str, list[int]] = defaultdict(list)
+        self._added_at: dict[str, list[int]] = defaultdict(list)
+        for index, step in enumerate(self.steps):
+            for path in step.changes:
+                self._changed_at[path].append(index)
+            for text in step.added_texts:
+                self._added_at[text].append(index)
+        self._indexes: dict[tuple[str, str], _BlockIndex | None] = {}
+        self._direct: tuple[dict[str, FileChange], list[str]] | None = None
+        self._verdicts: dict[tuple[str, int | None, int | None, str | None], Drift] = {}
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _blob(self, commit: str, path: str) -> BlobText | None:
+        entry = self.store.tree(commit).get(path)
+        if entry is None or entry.kind != "blob" or entry.is_symlink:
+            return None
+        return self.store.blob(entry.sha)
+
+    def _index(self, commit: str, path: str) -> _BlockIndex | None:
+        key = (commit, path)
+        if key not in self._indexes:
+            blob = self._blob(commit, path)
+            self._indexes[key] = (
+                None if blob is None or blob.is_binary else _BlockIndex.of(blob.lines)
+            )
+        return self._indexes[key]
+
+    def _direct_diff(self) -> tuple[dict[str, FileChange], list[str]]:
+        if self._direct is None:
+            self._direct = diff_trees(self.store, self.old, self.new)
+        return self._direct
+
+    # -- classification ------------------------------------------------------------------
+
+    def classify(self, path: str, start: int | None, end: int | None, symbol: str | None) -> Drift:
+        """Where the code at ``path:start-end`` (at the old commit) is at the new commit."""
+        key = (path, start, end, symbol)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            verdict = self._verdicts[key] = self._track(path, start, end, symbol)
+        return replace(verdict, candidates=list(verdict.candidates))
+
+    def _track(self, path: str, start: int | None, end: int | None, symbol: str | None) -> Drift:
+        if start is None or end is None:
+            return self._track_file(path)
+        old_blob = self._blob(self.old, path)
+        assert old_blob is not None, "callers only classify references that resolved at the old pin"
+        old_lines = old_blob.lines[start - 1 : end]
+        block = [text for text in map(_normalise, old_lines) if text]
+        drift = Drift(DriftStatus.UNCHANGED, path, start, end, old_lines=old_lines)
+        where = (path, start, end)
+        # A new copy of the block has every one of its lines added by one commit: those commits
+        # are the ones that add the block's rarest line and all the others too.
+        copy_steps: list[int] = []
+        if _distinctive(block):
+            lines = set(block)
+            rarest = min(lines, key=lambda text: len(self._added_at.get(text, ())))
+            copy_steps = [
+                index
+                for index in self._added_at.get(rarest, ())
+                if self.steps[index].added_texts.issuperset(lines)
+            ]
+        position = -1
+        while True:
+            change_step = _next_after(self._changed_at.get(where[0], []), position)
+            copy_step = _next_after(copy_steps, position)
+            candidates = [s for s in (change_step, copy_step) if s is not None]
+            if not candidates:
+                break
+            position = min(candidates)
+            step = self.steps[position]
+            if position == change_step:
+                moved = self._step(where, block, old_lines, step)
+                if isinstance(moved, Drift):
+                    return self._lost(drift, moved, symbol)
+                where = moved
+            if position == copy_step:
+                copies = self._copies(block, where, step)
+                if copies:
+                    return self._ambiguous(
+                        drift, [where, *copies], "the cited code now appears in more than one place"
+                    )
+        return self._arrived(drift, block, where, symbol)
+
+    def _track_file(self, path: str) -> Drift:
+        where = path
+        for position in range(len(self.steps)):
+            change = self.steps[position].changes.get(where)
+            if change is None:
+                continue
+            if change.new_path is None:
+                return Drift(DriftStatus.DELETED, path, None, None, reason="the file was deleted")
+            where = change.new_path
+        status = DriftStatus.UNCHANGED if where == path else DriftStatus.MOVED
+        reason = "" if where == path else f"the file was renamed to {where}"
+        return Drift(status, path, None, None, where, reason=reason)
+
+    def _step(
+        self, where: tuple[str, int, int], block: list[str], old_lines: list[str], step: Step
+    ) -> tuple[str, int, int] | Drift:
+        """Follow the cited code through one commit that changed its file."""
+        path, start, end = where
+        change = step.changes[path]
+        if change.new_path is not None:
+            mapped = change.map_range(start, end)
+            if mapped is not None:
+                if block and not self._unique_or_same_context(
+                    path, (start, end), change.new_path, mapped, block, step
+                ):
+                    return Drift(
+                        DriftStatus.AMBIGUOUS,
+                        path,
+                        start,
+                        end,
+                        reason="the cited lines occur several times in the file and the "
+                        "diff cannot tell which one they became",
+                        candidates=[(change.new_path, *mapped)],
+                    )
+                return (change.new_path, *mapped)
+        if not block:
+            return Drift(
+                DriftStatus.CHANGED, path, start, end, reason="the cited lines were edited"
+            )
+        paths = ([change.new_path] if change.new_path else []) + [
+            p for p in step.touched if p != change.new_path
+        ]
+        if not _distinctive(block):
+            # One short line is too common to find by itself: find the whole definition around
+            # it instead, and take the line at the same offset inside it.
+            return self._find_within_definition(where, step, paths)
+        found = self._find(block, step.commit, paths)
+        if len(found) == 1:
+            found_path, first, last = found[0]
+            first, last = self._with_edges(old_lines, step.commit, found_path, first, last)
+            return (found_path, first, last)
+        if len(found) > 1:
+            return Drift(
+                DriftStatus.AMBIGUOUS,
+                path,
+                start,
+                end,
+                reason="the cited code appears in several places",
+                candidates=found,
+            )
+        return Drift(DriftStatus.CHANGED, path, start, end, reason="the cited lines were edited")
+
+    def _find(self, block: list[str], commit: str, paths: list[str]) -> list[tuple[str, int, int]]:
+        return [
+            (candidate, first, last)
+            for candidate in paths
+            if (index := self._index(commit, candidate)) is not None
+            for first, last in index.find(block)
+        ]
+
+    def _find_within_definition(
+        self, where: tuple[str, int, int], step: Step, paths: list[str]
+    ) -> tuple[str, int, int] | Drift:
+        path, start, end = where
+        blob = self._blob(self._parent_of(step), path)
+        lost = Drift(DriftStatus.CHANGED, path, start, end, reason="the cited lines were edited")
+        name = _enclosing_name(blob.lines, start) if blob is not None else None
+        if blob is None or name is None:
+            return lost
+        spans = [s for s in definitions(tuple(blob.lines), name) if s[0] <= start and end <= s[1]]
+        if len(spans) != 1:
+            return lost
+        first, last = spans[0]
+        outer_block = [text for text in map(_normalise, blob.lines[first - 1 : last]) if text]
+        found = self._find(outer_block, step.commit, paths)
+        if len(found) != 1:
+            return lost
+        found_path, new_first, new_last = found[0]
+        if new_last - new_first != last - first:
+            return lost  # blank lines changed inside the definition: offsets are not reliable
+        return (found_path, start - first + new_first, end - first + new_first)
+
+    def _unique_or_same_context(
+        self,
+        path: str,
+        span: tuple[int, int],
+        new_path: str,
+        mapped: tuple[int, int],
+        block: list[str],
+        step: Step,
+    ) -> bool:
+        """Guard against a diff pairing identical lines wrongly (a "slid" hunk)."""
+        index = self._index(step.commit, new_path)
+        if index is None or len(index.find(block)) <= 1:
+            return True
+        before = self._context(self._parent_of(step), path, *span)
+        after = self._context(step.commit, new_path, *mapped)
+        return before == after
+
+    def _parent_of(self, step: Step) -> str:
+        position = self.steps.index(step)
+        return self.old if position == 0 else self.steps[position - 1].commit
+
+    def _context(self, commit: str, path: str, start: int, end: int) -> tuple[str, str]:
+        blob = self._blob(commit, path)
+        if blob is None:
+            return ("", "")
+        above = next(
+            (_normalise(line) for line in reversed(blob.lines[: start - 1]) if line.strip()), ""
+        )
+        below = next((_normalise(line) for line in blob.lines[end:] if line.strip()), "")
+        return (above, below)
+
+    def _copies(
+        self, block: list[str], where: tuple[str, int, int], step: Step
+    ) -> list[tuple[str, int, int]]:
+        """Places other than ``where`` where this commit put the same block."""
+        copies = []
+        for candidate in step.touched:
+            index = self._index(step.commit, candidate)
+            if index is None:
+                continue
+            for first, last in index.find(block):
+                if candidate == where[0] and first >= where[1] and last <= where[2]:
+                    continue
+                copies.append((candidate, first, last))
+        return copies
+
+    def _arrived(
+        self, drift: Drift, block: list[str], where: tuple[str, int, int], symbol: str | None
+    ) -> Drift:
+        path, start, end = where
+        # Last line of defence: the claimed lines must hold exactly the cited code.
+        blob = self._blob(self.new, path)
+        lines = blob.lines[start - 1 : end] if blob is not None else []
+        if blob is None or [t for t in map(_normalise, lines) if t] != block:
+            lost = Drift(
+                DriftStatus.CHANGED,
+                drift.old_path,
+                drift.old_start,
+                drift.old_end,
+                reason="the cited lines were edited",
+            )
+            return self._lost(drift, lost, symbol)
+        drift.new_path, drift.new_start, drift.new_end = where
+        if where != (drift.old_path, drift.old_start, drift.old_end):
+            drift.status = DriftStatus.MOVED
+            drift.reason = "the cited code was followed unchanged through the history" + (
+                f" into {path}" if path != drift.old_path else ""
+            )
+        return drift
+
+    def _lost(self, drift: Drift, lost: Drift, symbol: str | None) -> Drift:
+        """A reference that could not be followed: say why, and suggest where to look now."""
+        if lost.status is DriftStatus.AMBIGUOUS:
+            return self._ambiguous(drift, lost.candidates, lost.reason)
+        changes, _ = self._direct_diff()
+        change = changes.get(drift.old_path)
+        new_path = change.new_path if change else drift.old_path
+        return self._changed_or_deleted(drift, change, new_path, symbol)
+
+    def _with_edges(
+        self, old_lines: list[str], commit: str, path: str, first: int, last: int
+    ) -> tuple[int, int]:
+        """Extend a found block by the blank lines the reference also covered at its edges."""
+        blob = self._blob(commit, path)
+        assert blob is not None
+        leading = len(old_lines) - len(_dropwhile_blank(old_lines))
+        trailing = len(old_lines) - len(_dropwhile_blank(old_lines[::-1]))
+        while leading and first > 1 and not blob.lines[first - 2].strip():
+            first, leading = first - 1, leading - 1
+        while trailing and last < len(blob.lines) and not blob.lines[last].strip():
+            last, trailing = last + 1, trailing - 1
+        return first, last
+
+    def _ambiguous(
+        self, drift: Drift, candidates: list[tuple[str, int, int]], reason: str
+    ) -> Drift:
+        drift.status = DriftStatus.AMBIGUOUS
+        drift.reason = reason
+        drift.candidates = sorted(set(candidates))
+        return drift
+
+    def _changed_or_deleted(
+        self, drift: Drift, change: FileChange | None, new_path: str | None, symbol: str | None
+    ) -> Drift:
+        assert drift.old_start is not None and drift.old_end is not None
+        name = symbol.replace("::", ".").rsplit(".", 1)[-1] if symbol else None
+        name = name or self._enclosing_definition(drift.old_path, drift.old_start)
+        if new_path is not None:
+            new_blob = self._blob(self.new, new_path)
+            spans = definitions(tuple(new_blob.lines), name) if new_blob and name else []
+            region = change.new_region(drift.old_start, drift.old_end) if change else None
+            if spans or region:
+                first, last = spans[0] if spans else region  # type: ignore[misc]
+                drift.status = DriftStatus.CHANGED
+                drift.new_path, drift.new_start, drift.new_end = new_path, first, last
+                drift.new_lines = new_blob.lines[first - 1 : last] if new_blob else []
+                drift.reason = f"`{name}` was edited" if spans else "the cited lines were edited"
+                drift.candidates = [(new_path, first, last)]
+                return drift
+        drift.status = DriftStatus.DELETED
+        drift.reason = (
+            "the file was deleted" if new_path is None else "the cited lines were deleted"
+        )
+        if name:
+            elsewhere = self._definition_elsewhere(name)
+            if elsewhere:
+                drift.candidates = elsewhere
+                where = ", ".join(f"{p}:{a}-{b}" for p, a, b in elsewhere[:3])
+                drift.reason += f"; `{name}` is now defined at {where}"
+        return drift
+
+    def _enclosing_definition(self, path: str, line: int) -> str | None:
+        """The innermost def/class at the old commit whose header is at or above ``line``."""
+        blob = self._blob(self.old, path)
+        if blob is None:
+            return None
+        target_indent = None
+        for number in range(min(line, len(blob.lines)), 0, -1):
+            text = blob.lines[number - 1]
+            match = _DEFINITION.match(text)
+            indent = len(text) - len(text.lstrip())
+            if match and (target_indent is None or indent < target_indent or number == line):
+                return match.group(1)
+            if text.strip() and target_indent is None:
+                target_indent = indent
+        return None
+
+    def _definition_elsewhere(self, name: str) -> list[tuple[str, int, int]]:
+        changes, added = self._direct_diff()
+        touched = sorted({c.new_path for c in changes.values() if c.new_path} | set(added))
+        found = []
+        for path in touched:
+            blob = self._blob(self.new, path)
+            if blob is None or blob.is_binary or name not in blob.data.decode("utf-8", "replace"):
+                continue
+            found.extend((path, a, b) for a, b in definitions(tuple(blob.lines), name))
+        return found
+
+
+def _enclosing_name(lines: list[str], line: int) -> str | None:
+    """Name of the closest def/class header at or above ``line`` (an indentation-blind scan)."""
+    for number in range(min(line, len(lines)), 0, -1):
+        match = _DEFINITION.match(lines[number - 1])
+        if match:
+            return match.group(1)
+    return None
+
+
+def _distinctive(block: list[str]) -> bool:
+    """Whether a block is specific enough that a new copy of it makes a reference ambiguous."""
+    return len(block) >= 2 and sum(len(text.replace(" ", "")) for text in block) >= (
+        _MIN_DISTINCT_CHARS
+    )
+
+
+def _next_after(positions: list[int], position: int) -> int | None:
+    index = bisect.bisect_right(positions, position)
+    return positions[index] if index < len(positions) else None
+
+
+def _dropwhile_blank(lines: list[str]) -> list[str]:
+    index = 0
+    while index < len(lines) and not lines[index].strip():
+        index += 1
+    return lines[index:]
+
+
+def _direct_diff(
+    store: GitStore, old: str, new: str
+) -> tuple[dict[str, FileChange], list[str], set[str]]:
+    """One diff between two commits, with rename detection and no context lines."""
+    output = (
+        store.repo.git(c="core.quotePath=false")
+        .diff(
+            "--no-color",
+            "--no-ext-diff",
+            "-U0",
+            "--find-renames=50%",
+            old,
+            new,
+            stdout_as_string=False,
+        )
+        .decode("utf-8", "surrogateescape")
+    )
+    return _parse_diff(output.split("\n"))
+
+
+def diff_trees(store: GitStore, old: str, new: str) -> tuple[dict[str, FileChange], list[str]]:
+    """Files changed between two commits (by old path, with renames and hunks), and files added."""
+    changes, added, _ = _direct_diff(store, old, new)
+    return changes, added
+
+
+def history_steps(store: GitStore, old: str, new: str) -> list[Step]:
+    """The first-parent commits from ``old`` to ``new``, each with its diff (one git process)."""
+    if old == new:
+        return []
+    try:
+        store.repo.git.merge_base("--is-ancestor", old, new)
+    except git.GitCommandError:
+        # History rewritten, or a jump backwards: compare the two commits directly.
+        return [Step(new, *_direct_diff(store, old, new))]
+    output = (
+        store.repo.git(c="core.quotePath=false")
+        .log(
+            "--first-parent",
+            "--reverse",
+            "--diff-merges=first-parent",
+            "-p",
+            "--no-color",
+            "--no-ext-diff",
+            "-U0",
+            "--find-renames=50%",
+            "--format=%x00%H",
+            f"{old}..{new}",
+            stdout_as_string=False,
+        )
+        .decode("utf-8", "surrogateescape")
+    )
+    steps = []
+    for chunk in output.split("\x00")[1:]:
+        commit, _, body = chunk.partition("\n")
+        changes, added, texts = _parse_diff(body.split("\n"))
+        steps.append(Step(commit.strip(), changes, added, texts))
+    return steps
+
+
+def _parse_diff(lines: list[str]) -> tuple[dict[str, FileChange], list[str], set[str]]:
+    changes: dict[str, FileChange] = {}
+    added: list[str] = []
+    added_texts: set[str] = set()
+    current: FileChange | None = None
+    for line in lines:
+        if line.startswith("+") and not line.startswith("+++ "):
+            text = _normalise(line[1:])
+            if text:
+                added_texts.add(text)
+            continue
+        if line.startswith("-") and not line.startswith("--- "):
+            continue
+        if line.startswith("diff --git "):
+            current = None
+            continue
+        if line.startswith("--- "):
+            source = _diff_path(line[4:])
+            current = FileChange(old_path=source or "", new_path=None)
+            continue
+        if line.startswith("+++ ") and current is not None:
+            current.new_path = _diff_path(line[4:])
+            if current.old_path:
+                changes[current.old_path] = current
+            elif current.new_path:
+                added.append(current.new_path)
+            continue
+        if line.startswith("rename from "):
+            current = FileChange(old_path=line[len("rename from ") :], new_path=None)
+            continue
+        if line.startswith("rename to ") and current is not None:
+            current.new_path = line[len("rename to ") :]
+            changes[current.old_path] = current
+            continue
+        if line.startswith("@@") and current is not None:
+            match = _HUNK.match(line)
+            if match:
+                old_start, old_count, new_start, new_count = match.groups()
+                current.hunks.append(
+                    Hunk(
+                        int(old_start),
+                        int(old_count) if old_count is not None else 1,
+                        int(new_start),
+                        int(new_count) if new_count is not None else 1,
+                    )
+                )
+    return changes, added, added_texts
+
+
+def _diff_path(raw: str) -> str | None:
+    raw = raw.rstrip("\t")
+    if raw == "/dev/null":
+        return None
+    if raw.startswith('"') and raw.endswith('"'):
+        raw = raw[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+    return raw[2:] if raw[:2] in ("a/", "b/") else raw
+
+
+__all__ = ["Drift", "DriftStatus", "FileChange", "Hunk", "Reanchorer", "diff_trees"]

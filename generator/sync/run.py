@@ -1,0 +1,384 @@
+"""``sync``: move an upstream's pin and re-anchor every reference to it.
+
+For one upstream and a target commit:
+
+1. fetch the clone (unless told not to) and resolve the target;
+2. plan: for every page whose references into the upstream are anchored at an older commit
+   (the manifest's pin, or the page's own ``anchored_at``), classify each reference with
+   `generator.sync.reanchor.Reanchorer`; nothing is written while planning, so a git failure leaves
+   everything as it was;
+3. write each page once, atomically: rewritten references, ``anchored_at: {upstream: target}``,
+   and the references that could not be moved exactly recorded under ``held_refs`` with the commit
+   their line numbers still refer to. A page is therefore always either fully old or fully new,
+   and it is always unambiguous which commit each of its line numbers means;
+4. when every page is at the target, move the manifest's pin (one atomic write of one line).
+
+A run interrupted anywhere is finished by running it again; pages already at the target are
+skipped, so no page is re-anchored twice. Running again right after a complete run changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.files import atomic_write
+from generator.kb.pages import Page, parse_page, render_page
+from generator.model import CodeRef, RefForm, Severity, Upstream
+from generator.refs.extract import extract_refs, scan
+from generator.refs.resolve import PageContext, Resolver, page_context
+from generator.sync.reanchor import Drift, DriftStatus, Reanchorer
+from generator.upstream.manifest import ConfigError, Manifest
+from generator.verify.pipeline import Verifier, collect, docs_root_for
+
+log = logging.getLogger(__name__)
+
+Notify = Callable[[str], None]
+_SHA_ON_LINE = re.compile(r"\b[0-9a-f]{40}\b")
+_NUMBER = re.compile(r"\d+")
+
+
+@dataclass
+class RefDrift:
+    """One reference's fate in a sync."""
+
+    page: str
+    line: int
+    column: int
+    text: str
+    drift: Drift
+    new_text: str | None = None
+    """The rewritten reference, when it is rewritten."""
+    occurrence: int = 1
+    """Which occurrence of ``text`` on the page this is (how held_refs names it)."""
+
+    def as_json(self) -> dict[str, Any]:
+        drift = self.drift
+        return {
+            "page": self.page,
+            "line": self.line,
+            "column": self.column,
+            "text": self.text,
+            "status": str(drift.status),
+            "new_text": self.new_text,
+            "old": {"path": drift.old_path, "start": drift.old_start, "end": drift.old_end},
+            "new": {"path": drift.new_path, "start": drift.new_start, "end": drift.new_end}
+            if drift.new_path
+            else None,
+            "candidates": [{"path": p, "start": a, "end": b} for p, a, b in drift.candidates],
+            "reason": drift.reason,
+            "old_lines": drift.old_lines if not drift.status.rewritable else [],
+            "new_lines": drift.new_lines,
+        }
+
+
+@dataclass
+class PagePlan:
+    page: Page
+    old: str
+    """The commit the page's references into the upstream were anchored at."""
+    drifts: list[RefDrift] = field(default_factory=list)
+    edits: list[tuple[int, int, str]] = field(default_factory=list)
+    """(start offset, end offset, replacement) in the page text."""
+    own_pin: bool = False
+
+    @property
+    def held(self) -> list[RefDrift]:
+        return [d for d in self.drifts if d.drift.status in HELD]
+
+
+HELD = (DriftStatus.CHANGED, DriftStatus.DELETED, DriftStatus.AMBIGUOUS)
+"""The classes a sync holds at the old commit for review rather than rewrites."""
+
+
+@dataclass
+class SyncPlan:
+    upstream: Upstream
+    old: str
+    target: str
+    pages: list[PagePlan] = field(default_factory=list)
+    skipped_pinned: list[str] = field(default_factory=list)
+    already_done: list[str] = field(default_factory=list)
+
+    @property
+    def drifts(self) -> list[RefDrift]:
+        return [drift for plan in self.pages for drift in plan.drifts]
+
+    def counts(self) -> Counter[str]:
+        return Counter(str(drift.drift.status) for drift in self.drifts)
+
+
+@dataclass
+class SyncResult:
+    plan: SyncPlan
+    pages_written: list[str]
+    pin_moved: bool
+    report_paths: list[Path]
+
+
+def dirty_paths(root: Path, paths: Sequence[Path]) -> list[str]:
+    """Uncommitted changes under ``paths`` in the knowledge base's own git repository."""
+    result = subprocess.run(
+        ["git", "status", "--porcelain", "--", *[str(p) for p in paths]],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise ConfigError(
+            f"{root} is not a git repository, so uncommitted changes to the pages cannot be "
+            "ruled out",
+            hint="commit the knowledge base to git first, or pass --force",
+        )
+    return [line[3:] for line in result.stdout.splitlines() if line.strip()]
+
+
+def plan_sync(
+    manifest: Manifest,
+    upstream_name: str,
+    target: str,
+    *,
+    docs_root: Path | None = None,
+    include_pinned_pages: bool = False,
+    notify: Notify | None = None,
+) -> SyncPlan:
+    """Work out every page edit of moving ``upstream_name`` to ``target``; writes nothing."""
+    upstream = manifest.upstreams[upstream_name]
+    root = (docs_root or docs_root_for(manifest, [manifest.root / "docs"])).resolve()
+    try:
+        shown = root.relative_to(Path.cwd().resolve())  # pages named as the user sees them
+    except ValueError:
+        shown = root
+    files = collect([shown], root)
+    plan = SyncPlan(upstream, upstream.pin, target)
+    verifier = Verifier(manifest, root)
+    resolver = verifier.resolver
+    store = resolver.store(upstream)
+    reanchorers: dict[str, Reanchorer] = {}
+    try:
+        for number, file in enumerate(files, 1):
+            if notify and (number % 25 == 0 or number == len(files)):
+                notify(f"{upstream.name}: planning pages {number}/{len(files)}")
+            page = parse_page(file.source.read_bytes(), file.source, file.display, file.rel)
+            if page.text is None or any(p.check == "frontmatter-invalid" for p in page.problems):
+                continue
+            context = page_context(page.display, page.meta, manifest)
+            own_pin = _has_own_pin(page.meta, upstream.name)
+            old = resolver.commit_for(upstream, context)
+            if old == target:
+                plan.already_done.append(page.display)
+                continue
+            if own_pin and not include_pinned_pages:
+                plan.skipped_pinned.append(page.display)
+                continue
+            if store.resolve(old) != old:
+                raise ConfigError(
+                    f"{page.display}: its references are anchored at {old}, which "
+                    f"is not in the clone of '{upstream.name}'",
+                    hint=f"run `python -m generator upstreams fetch {upstream.name}`",
+                )
+            reanchorer = reanchorers.get(old)
+            if reanchorer is None:
+                reanchorer = reanchorers[old] = Reanchorer(store, old, target)
+            page_plan = _plan_page(page, context, upstream, resolver, reanchorer, verifier)
+            page_plan.own_pin = own_pin
+            if page_plan.drifts:
+                plan.pages.append(page_plan)
+    finally:
+        verifier.close()
+    return plan
+
+
+def _has_own_pin(meta: dict[str, Any], name: str) -> bool:
+    pins = meta.get("pins")
+    return (meta.get("upstream") == name and meta.get("pin") is not None) or (
+        isinstance(pins, dict) and name in pins
+    )
+
+
+def _plan_page(
+    page: Page,
+    context: PageContext,
+    upstream: Upstream,
+    resolver: Resolver,
+    reanchorer: Reanchorer,
+    verifier: Verifier,
+) -> PagePlan:
+    assert page.text is not None
+    layout = scan(page.text, page.body_start)
+    plan = PagePlan(page, reanchorer.old)
+    held_keys = _held_keys(page.meta)
+    occurrences: Counter[str] = Counter()
+    for ref in extract_refs(layout, page.display, verifier.options):
+        occurrences[ref.text] += 1
+        if (ref.text, occurrences[ref.text]) in held_keys:
+            continue  # already held at an older commit by an earlier sync
+        if (
+            ref.form is RefForm.PERMALINK
+            and ref.revision
+            and ref.revision != reanchorer.old
+            and (re.fullmatch(r"[0-9a-f]{7,40}", ref.revision))
+        ):
+            continue  # a permalink pinned to its own commit stays where it points
+        resolved = resolver.resolve(ref, context)
+        if resolved.upstream != upstream.name or resolved.path is None:
+            continue
+        broken = [f for f in resolved.findings if f.severity is Severity.ERROR]
+        if broken or resolved.commit != reanchorer.old:
+            if broken:
+                drift = Drift(
+                    DriftStatus.WAS_BROKEN,
+                    resolved.path,
+                    ref.start,
+                    ref.end,
+                    reason=broken[0].message,
+                )
+                plan.drifts.append(
+                    RefDrift(
+                        ref.page,
+                        ref.line,
+                        ref.column,
+                        ref.text,
+                        drift,
+                        occurrence=occurrences[ref.text],
+                    )
+                )
+            continue
+        drift = reanchorer.classify(resolved.path, ref.start, ref.end, ref.symbol)
+        record = RefDrift(
+            ref.page, ref.line, ref.column, ref.text, drift, occurrence=occurrences[ref.text]
+        )
+        if drift.status.rewritable:
+            new_text = rewrite_ref(ref, resolved.path, drift, reanchorer.old, reanchorer.new)
+            if new_text != ref.text:
+                record.new_text = new_text
+                offset = layout.line_starts[ref.line - 1] + ref.column - 1
+                plan.edits.append((offset, offset + len(ref.text), new_text))
+        plan.drifts.append(record)
+    return plan
+
+
+def rewrite_ref(ref: CodeRef, old_path: str, drift: Drift, old: str, new: str) -> str:
+    """The reference's text pointing at the drift's new place, in the same style as written."""
+    text = ref.text
+    new_path = drift.new_path or old_path
+    if ref.form is RefForm.PERMALINK:
+        text = text.replace(f"/{old}/", f"/{new}/", 1) if ref.revision == old else text
+        if new_path != old_path:
+            text = text.replace(f"/{old_path}", f"/{new_path}", 1)
+        if ref.start is not None and "#" in text:
+            head, _, fragment = text.rpartition("#")
+            text = head + "#" + _renumber(fragment, drift)
+        return text
+    written_path, rest = text[: len(ref.path)], text[len(ref.path) :]
+    if new_path != old_path:
+        written_path = _moved_path(ref, written_path, old_path, new_path)
+    if ref.start is not None:
+        rest = _renumber(rest, drift)
+    return written_path + rest
+
+
+def _moved_path(ref: CodeRef, written: str, old_path: str, new_path: str) -> str:
+    if ref.form is RefForm.ABSOLUTE and written.endswith("/" + old_path):
+        return written[: -len(old_path)] + new_path
+    if ref.form is RefForm.BARE and old_path.rsplit("/", 1)[-1] == new_path.rsplit("/", 1)[-1]:
+        return written
+    return new_path  # the full repository path is never ambiguous
+
+
+def _renumber(range_text: str, drift: Drift) -> str:
+    numbers = iter([drift.new_start, drift.new_end])
+    return _NUMBER.sub(lambda match: str(next(numbers, match.group())), range_text, count=2)
+
+
+def _held_keys(meta: dict[str, Any]) -> set[tuple[str, int]]:
+    held = meta.get("held_refs")
+    if not isinstance(held, list):
+        return set()
+    return {
+        (str(entry.get("ref")), int(entry.get("occurrence", 1)))
+        for entry in held
+        if isinstance(entry, dict) and entry.get("ref")
+    }
+
+
+def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
+    """The page's new bytes: rewritten references, anchored commit and held references."""
+    page = plan.page
+    assert page.text is not None
+    text = page.text
+    for start, end, replacement in sorted(plan.edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    meta = dict(page.meta)
+    if plan.own_pin:
+        if meta.get("upstream") == upstream and meta.get("pin") is not None:
+            meta["pin"] = target
+        else:
+            meta["pins"] = {**meta["pins"], upstream: target}
+    else:
+        anchored = dict(meta.get("anchored_at") or {})
+        anchored[upstream] = target
+        meta["anchored_at"] = anchored
+    if plan.held:
+        entries = list(meta.get("held_refs") or [])
+        for drift in plan.held:
+            # References with identical text get identical verdicts, so no rewrite removes an
+            # identical text ahead of a held one: the occurrence counted while planning still
+            # names the same reference in the rewritten page.
+            entry: dict[str, Any] = {
+                "upstream": upstream,
+                "commit": plan.old,
+                "ref": drift.text,
+                "occurrence": drift.occurrence,
+                "status": str(drift.drift.status),
+            }
+            if drift.drift.candidates:
+                path, first, last = drift.drift.candidates[0]
+                entry["candidate"] = (
+                    f"{path}:{first}-{last}" if last != first else f"{path}:{first}"
+                )
+            entries.append(entry)
+        meta["held_refs"] = entries
+    return render_page(page, meta, body=text[page.body_start :])
+
+
+def apply_sync(plan: SyncPlan, manifest: Manifest, notify: Notify | None = None) -> SyncResult:
+    """Write every planned page atomically, then move the manifest's pin."""
+    written = []
+    for number, page_plan in enumerate(plan.pages, 1):
+        data = render_plan(page_plan, plan.upstream.name, plan.target)
+        if data != page_plan.page.raw:
+            atomic_write(page_plan.page.source, data)
+            written.append(page_plan.page.display)
+        if notify:
+            notify(f"{plan.upstream.name}: writing pages {number}/{len(plan.pages)}")
+    moved = move_pin(manifest, plan.upstream.name, plan.target)
+    return SyncResult(plan, written, moved, [])
+
+
+def move_pin(manifest: Manifest, name: str, target: str) -> bool:
+    """Rewrite the SHA on the manifest's ``pin:`` line for ``name``; comments stay as they are."""
+    upstream = manifest.upstreams[name]
+    if upstream.pin == target:
+        return False
+    line_number = manifest.lines[f"upstreams.{name}.pin"]
+    raw = manifest.path.read_bytes()
+    lines = raw.decode("utf-8").splitlines(keepends=True)
+    line = lines[line_number - 1]
+    if upstream.pin not in line:
+        raise ConfigError(
+            f"expected the pin {upstream.pin} on this line",
+            file=manifest.path,
+            line=line_number,
+            key=f"upstreams.{name}.pin",
+        )
+    lines[line_number - 1] = line.replace(upstream.pin, target, 1)
+    atomic_write(manifest.path, "".join(lines).encode("utf-8"))
+    return True

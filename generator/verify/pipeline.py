@@ -1,0 +1,899 @@
+"""The verification pipeline: collect pages -> extract refs and links -> resolve -> findings.
+
+This is the one verification core: ``scripts/verify_code_refs.py``, ``python -m generator
+verify`` and the site build all call `Verifier`.
+
+A run reads pages and finds their references and links in one process or, for many pages, in
+two (`_Forked`: the second is forked and sends back what it found). References are resolved in
+the first process only, so each upstream blob is still read once per run, and pages are
+reported in their order whichever process read them. References travel and are kept as plain
+records (`generator.refs.extract.refs.RefRecord`) until someone lists them (`ResolvedRefs`).
+
+With a verification cache (`generator.verify.cache`), a page whose bytes the cache holds is neither
+scanned nor resolved: its findings come back from the cache and only its links are checked again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import logging
+import os
+import pickle
+import queue
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from operator import itemgetter
+from pathlib import Path
+from typing import NamedTuple, Protocol, overload
+
+import yaml
+
+from generator.checks import CHECKS, severity_of
+from generator.kb.pages import Page, parse_page, problem_findings
+from generator.kb.specs import governance_findings
+from generator.model import CodeRef, Finding, Link, ResolvedRef, Severity
+from generator.refs.extract import ExtractOptions, MarkdownLayout, extract_links, scan
+from generator.refs.extract.links import extract_anchors
+from generator.refs.extract.refs import RefRecord, ref_records
+from generator.refs.linkcheck import LinkChecker
+from generator.refs.resolve import (
+    HeldRef,
+    Resolver,
+    page_context,
+    record_verdict_key,
+    relocated_findings,
+)
+from generator.upstream.manifest import ConfigError, Manifest, find_manifest, load_manifest
+from generator.verify.cache import (
+    CachedPage,
+    CachedTarget,
+    VerifyCache,
+    page_digest,
+    page_key,
+)
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+"""Called as ``progress(done, total)`` while pages are verified."""
+
+
+@dataclass(frozen=True)
+class PageFile:
+    source: Path
+    display: str
+    rel: str
+    """Path relative to the docs root (forward slashes), or the file name if outside it."""
+
+
+@dataclass
+class Report:
+    pages: int = 0
+    links: int = 0
+    refs: Sequence[ResolvedRef] = field(default_factory=list)
+    """Every reference found, in page order; a verifier's report builds them when first read."""
+    findings: list[Finding] = field(default_factory=list)
+    blob_reads: int = 0
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for finding in self.findings if finding.severity is Severity.ERROR)
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for finding in self.findings if finding.severity is Severity.WARNING)
+
+    def exit_code(self, strict: bool = False) -> int:
+        if self.errors or (strict and self.warnings):
+            return 1
+        return 0
+
+
+class ResolvedRefs(Sequence[ResolvedRef]):
+    """A report's references, kept as records and shared verdicts until someone reads them.
+
+    A run over thousands of pages finds tens of thousands of references, most of them cited
+    without a finding; counting them needs no objects, and a caller that lists them gets each
+    `ResolvedRef` (and its `CodeRef`) built once, on first access.
+    """
+
+    def __init__(self, ignore: frozenset[str] = frozenset()) -> None:
+        self._pages: list[_PageRefs] = []
+        self._count = 0
+        self._ignore = ignore
+        self._built: list[ResolvedRef] | None = None
+
+    def add_page(
+        self,
+        page: str,
+        records: Sequence[RefRecord],
+        verdicts: Sequence[Target],
+        findings: dict[int, list[Finding]],
+    ) -> None:
+        """The references of one page: ``verdicts[i]`` is what ``records[i]`` cites, and
+        ``findings[i]`` its findings where it has any."""
+        assert self._built is None, "references are added before they are read"
+        self._pages.append(_PageRefs(page, records, verdicts, findings))
+        self._count += len(records)
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> ResolvedRef: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ResolvedRef]: ...
+
+    def __getitem__(self, index: int | slice) -> ResolvedRef | list[ResolvedRef]:
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[ResolvedRef]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return self._all() == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ResolvedRefs({self._all()!r})"
+
+    def _all(self) -> list[ResolvedRef]:
+        if self._built is None:
+            ignore = self._ignore
+            built = []
+            for page, records, verdicts, findings in self._pages:
+                for index, record in enumerate(records):
+                    verdict = verdicts[index]
+                    own = findings.get(index)
+                    built.append(
+                        ResolvedRef(
+                            CodeRef(page, *record),
+                            verdict.upstream,
+                            verdict.commit,
+                            verdict.path,
+                            [f for f in own if f.check not in ignore] if own else [],
+                        )
+                    )
+            self._built = built
+            self._pages = []
+        return self._built
+
+
+class Target(Protocol):
+    """Where a reference leads: a `ResolvedRef`, or what the cache keeps of one."""
+
+    @property
+    def upstream(self) -> str | None: ...
+
+    @property
+    def commit(self) -> str | None: ...
+
+    @property
+    def path(self) -> str | None: ...
+
+
+class _PageRefs(NamedTuple):
+    page: str
+    records: Sequence[RefRecord]
+    verdicts: Sequence[Target]
+    findings: dict[int, list[Finding]]
+
+
+class _FoundAgain(Sequence[RefRecord]):
+    """The references of a page taken from the cache, found again in its text when first read
+    (a run that only counts them, as all do but ``--list-refs`` and the site, never does)."""
+
+    def __init__(self, count: int, page: Page, options: ExtractOptions) -> None:
+        self._count = count
+        self._page = page
+        self._options = options
+        self._found: list[RefRecord] | None = None
+
+    def _records(self) -> list[RefRecord]:
+        if self._found is None:
+            page = self._page
+            found = ref_records(scan(page.text or "", page.body_start), self._options)
+            # The same text, configuration and program (the cache's fingerprint): the same
+            # references, in the same order as the verdicts kept for them. Anything else is a
+            # bug, and must not pair references with the wrong verdicts.
+            if len(found) != self._count:
+                raise RuntimeError(
+                    f"{page.display}: {len(found)} references found again where the "
+                    f"verification cache counted {self._count}; run with --no-cache"
+                )
+            self._found = found
+        return self._found
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> RefRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[RefRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> RefRecord | list[RefRecord]:
+        return self._records()[index]
+
+    def __iter__(self) -> Iterator[RefRecord]:
+        return iter(self._records())
+
+
+def docs_root_for(manifest: Manifest, paths: Sequence[Path]) -> Path:
+    """The docs directory: mkdocs.yml's ``docs_dir`` when the paths are inside it."""
+    docs_dir = manifest.root / "docs"
+    mkdocs_config = manifest.root / "mkdocs.yml"
+    if mkdocs_config.is_file():
+        try:
+            config = yaml.load(mkdocs_config.read_text(encoding="utf-8"), Loader=_TolerantLoader)
+            if isinstance(config, dict) and isinstance(config.get("docs_dir"), str):
+                docs_dir = manifest.root / config["docs_dir"]
+        except (yaml.YAMLError, UnicodeDecodeError):
+            log.warning("could not read docs_dir from %s", mkdocs_config)
+    docs_dir = docs_dir.resolve()
+    resolved = [path.resolve() for path in paths]
+    if resolved and all(path == docs_dir or docs_dir in path.parents for path in resolved):
+        return docs_dir
+    first = resolved[0] if resolved else Path.cwd()
+    return first if first.is_dir() else first.parent
+
+
+class _TolerantLoader(yaml.SafeLoader):
+    """Reads mkdocs.yml, whose ``!!python/name:`` and ``!ENV`` tags it ignores."""
+
+
+_TolerantLoader.add_multi_constructor("", lambda loader, suffix, node: None)
+
+
+def collect(paths: Sequence[Path | str], docs_root: Path) -> list[PageFile]:
+    """Markdown files named by ``paths`` (files or directories, searched recursively)."""
+    files: list[PageFile] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            # (parts relative to ``path``, directory): sorted by parts, as paths sort, but
+            # compared in C rather than by Path's own comparison, which is Python code.
+            found: list[tuple[tuple[str, ...], Path]] = []
+            for directory, subdirectories, names in os.walk(path):
+                subdirectories[:] = sorted(d for d in subdirectories if not d.startswith("."))
+                folder = Path(directory)
+                inside = folder.relative_to(path).parts
+                found.extend(((*inside, name), folder) for name in names if name.endswith(".md"))
+            found.sort(key=itemgetter(0))
+            # Resolve the directory once, not every page (resolving costs system calls per part).
+            try:
+                base: str | None = path.resolve().relative_to(docs_root).as_posix()
+            except ValueError:
+                base = None  # outside the docs root: pages are known by their file name
+            for parts, folder in found:
+                relative = "/".join(parts)
+                display = _join_display(str(given), relative)
+                if base is None:
+                    rel = parts[-1]
+                else:
+                    rel = relative if base == "." else f"{base}/{relative}"
+                files.append(PageFile(folder / parts[-1], display, rel))
+        elif path.is_file():
+            files.append(PageFile(path, str(given), _relative_to(path, docs_root)))
+        else:
+            raise ConfigError(f"{given}: no such file or directory")
+    return files
+
+
+def _join_display(given: str, relative: str) -> str:
+    given = given.replace(os.sep, "/")
+    return f"{given.rstrip('/')}/{relative}" if given not in ("", ".") else relative
+
+
+def _relative_to(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return path.name
+
+
+class _Parsed:
+    """A page as read in this process, with its layout (scanned when first needed)."""
+
+    def __init__(self, file: PageFile, page: Page, layout: MarkdownLayout | None = None) -> None:
+        self.file = file
+        self.page = page
+        self._layout = layout
+        self._anchors: set[str] | None = None
+
+    @property
+    def layout(self) -> MarkdownLayout | None:
+        if self._layout is None and self.page.text is not None:
+            self._layout = scan(self.page.text, self.page.body_start)
+        return self._layout
+
+    def anchors(self) -> set[str] | None:
+        layout = self.layout
+        if layout is None:
+            return None
+        if self._anchors is None:
+            self._anchors = extract_anchors(layout)
+        return self._anchors
+
+
+class _Extracted(NamedTuple):
+    """What one page yields before its references are resolved (picklable: it crosses from a
+    worker process to the one that resolves)."""
+
+    page: Page
+    records: Sequence[RefRecord] | None
+    """The page's references; None when the page could not be read as text."""
+    links: int
+    link_findings: list[Finding]
+    kept: tuple[list[Link], set[str] | None] | None = None
+    """With a cache: the page's links and anchors, for its entry."""
+    cached: CachedPage | None = None
+    """The page's entry in the cache, when it was found there: nothing is left to resolve."""
+
+
+class _Checked(NamedTuple):
+    """What resolving one page's references found (see `CachedPage`)."""
+
+    findings: list[Finding]
+    verdicts: Sequence[Target]
+    ref_findings: dict[int, list[Finding]]
+
+
+class Verifier:
+    """Verifies pages against one manifest; reusable across runs (clones stay open).
+
+    With a ``cache`` (loaded), a page whose bytes it holds is not read for references again, and
+    each run stores and saves what it found in the pages it did read.
+    """
+
+    def __init__(
+        self,
+        manifest: Manifest,
+        docs_root: Path,
+        ignore: Iterable[str] = (),
+        cache: VerifyCache | None = None,
+    ) -> None:
+        self.manifest = manifest
+        self.cache = cache
+        self.docs_root = docs_root.resolve()
+        self.ignore = frozenset(ignore)
+        unknown = sorted(self.ignore - set(CHECKS))
+        if unknown:
+            raise ConfigError(
+                f"unknown check id(s) to ignore: {', '.join(unknown)}",
+                hint="known checks: " + ", ".join(CHECKS),
+            )
+        self.resolver = Resolver(manifest)
+        hosts = {"github.com"}
+        for upstream in manifest.upstreams.values():
+            if upstream.web_url and "://" in upstream.web_url:
+                hosts.add(upstream.web_url.split("://", 1)[1].split("/", 1)[0].lower())
+        prefixes = tuple(p for u in manifest.upstreams.values() for p in u.prefixes)
+        self.options = ExtractOptions(permalink_hosts=frozenset(hosts), route_prefixes=prefixes)
+        self._parsed: dict[str, _Parsed] = {}
+        # The pages of the run in progress, by rel (the last one wins, as in `parsed_page`), and
+        # those of them already read: a link may need a page's anchors before its turn comes.
+        self._run_files: dict[str, PageFile] = {}
+        self._run_parsed: dict[str, _Parsed] = {}
+        # With a cache that holds pages: every page's bytes, read before the run, and its entry
+        # with the page it restores, for those the cache holds as they are now.
+        self._run_data: dict[PageFile, bytes] = {}
+        self._run_cached: dict[PageFile, tuple[CachedPage, _Parsed]] = {}
+        self._target_pool: dict[CachedTarget, CachedTarget] = {}
+        # The run's link checker (it knows the run's tree); dropped after the run, as it holds
+        # this verifier, which would otherwise only go with the cycle collector.
+        self._links: LinkChecker | None = None
+
+    def close(self) -> None:
+        self.resolver.close()
+
+    def __enter__(self) -> Verifier:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def verify(
+        self, files: Sequence[PageFile], progress: Progress | None = None, workers: int = 1
+    ) -> Report:
+        """Verify ``files``. With ``workers`` > 1, up to that many processes (forked) read and
+        scan pages; references are still resolved here, so each blob is read once, and the
+        report is the same as with one."""
+        report = Report()
+        refs = ResolvedRefs(self.ignore)
+        pages: list[Page] = []
+        self._run_files = {file.rel: file for file in files}
+        self._run_parsed = {}
+        self._links = LinkChecker(self.docs_root, self._anchors_of)
+        with _collector_paused():
+            if self.cache is not None and self.cache.holds_pages:
+                self._look_up(files)
+            extracted_pages = self._extract_all(files, workers)
+            if self.cache is not None:
+                log.info(
+                    "verification cache %s: %d of %d pages unchanged since they were verified",
+                    self.cache.directory,
+                    len(self._run_cached),
+                    len(files),
+                )
+            try:
+                for done, extracted in enumerate(extracted_pages, 1):
+                    self._check(extracted, report, refs)
+                    pages.append(extracted.page)
+                    if progress is not None:
+                        progress(done, len(files))
+            finally:
+                extracted_pages.close()
+                self._run_files, self._run_parsed, self._links = {}, {}, None
+                self._run_data, self._run_cached = {}, {}
+                self._target_pool = {}
+            if self.cache is not None:
+                self.cache.save()
+        report.pages = len(pages)
+        report.refs = refs
+        # Governance (generator/specs.py): lifecycle fields, specs, learning paths.
+        report.findings.extend(governance_findings(self.manifest.root, self.docs_root, pages))
+        report.findings = [f for f in report.findings if f.check not in self.ignore]
+        report.findings.sort(key=Finding.sort_key)
+        report.blob_reads = self.resolver.blob_reads
+        return report
+
+    def parsed_page(self, rel: str) -> Page | None:
+        """The page at ``rel`` (relative to the docs root) as this verifier last read it."""
+        parsed = self._parsed.get(rel)
+        return parsed.page if parsed is not None else None
+
+    def _look_up(self, files: Sequence[PageFile]) -> None:
+        """Read every page and find those the cache holds as they are now."""
+        assert self.cache is not None
+        for file in files:
+            data = self._run_data[file] = file.source.read_bytes()
+            entry = self.cache.get(page_key(file.display, file.rel, file.source), page_digest(data))
+            if entry is None:
+                continue
+            parsed = _Parsed(file, entry.restored_page(file.source, data))
+            parsed._anchors = entry.anchors
+            self._run_cached[file] = (entry, parsed)
+            self._parsed[file.rel] = parsed
+            if self._run_files.get(file.rel) is file:
+                self._run_parsed[file.rel] = parsed
+
+    def _parse(self, file: PageFile) -> _Parsed:
+        parsed = self._run_parsed.get(file.rel)
+        if parsed is None or parsed.file is not file:
+            data = self._run_data.get(file)
+            if data is None:
+                data = file.source.read_bytes()
+            page = parse_page(data, file.source, file.display, file.rel)
+            parsed = _Parsed(file, page)
+            if self._run_files.get(file.rel) is file:
+                self._run_parsed[file.rel] = parsed
+        self._parsed[file.rel] = parsed
+        return parsed
+
+    def _anchors_of(self, rel: str) -> set[str] | None:
+        file = self._run_files.get(rel)
+        if file is not None:
+            parsed = self._run_parsed.get(rel)
+            if parsed is None or parsed.file is not file:
+                parsed = self._parse(file)
+            return parsed.anchors()
+        parsed = self._parsed.get(rel)
+        if parsed is None:
+            source = self.docs_root / rel
+            if not source.is_file():
+                return None
+            parsed = self._parse(PageFile(source, rel, rel))
+        return parsed.anchors()
+
+    def _adopt(self, file: PageFile, page: Page) -> None:
+        """Keep ``page``, read by another process, as this verifier's reading of ``file``."""
+        self._parsed[file.rel] = _Parsed(file, page)
+
+    def _extract(self, file: PageFile) -> _Extracted:
+        """Read one page and find its references and links, and check the links (only check
+        them, for a page the cache holds)."""
+        assert self._links is not None, "pages are read during a run"
+        check = self._links.check
+        cached = self._run_cached.get(file)
+        if cached is not None:
+            entry, parsed = cached
+            page = parsed.page
+            link_findings = [
+                finding for link in entry.links for finding in check(link, page.rel, page.source)
+            ]
+            records = None
+            if entry.ref_count is not None:
+                records = _FoundAgain(entry.ref_count, page, self.options)
+            return _Extracted(page, records, len(entry.links), link_findings, cached=entry)
+        parsed = self._parse(file)
+        page, layout = parsed.page, parsed.layout
+        kept = None
+        if layout is None:
+            if self.cache is not None:
+                kept = ([], None)
+            return _Extracted(page, None, 0, [], kept)
+        records = ref_records(layout, self.options)
+        links = extract_links(layout, page.display)
+        link_findings = [
+            finding for link in links for finding in check(link, page.rel, page.source)
+        ]
+        if self.cache is not None:
+            kept = (links, parsed.anchors())
+        return _Extracted(page, records, len(links), link_findings, kept)
+
+    def _extract_all(self, files: Sequence[PageFile], workers: int) -> Iterator[_Extracted]:
+        """`_extract` of every file, in order. Only pages the cache does not hold are worth
+        sharing with a forked process."""
+        cached = self._run_cached
+        fresh = [file for file in files if file not in cached] if cached else files
+        if workers < 2 or len(fresh) < PARALLEL_MINIMUM_PAGES or not _can_fork():
+            for file in files:
+                yield self._extract(file)
+            return
+        forked = _Forked(self, fresh).extracted()
+        try:
+            for file in files:
+                yield self._extract(file) if file in cached else next(forked)
+        finally:
+            forked.close()
+
+    def _check(self, extracted: _Extracted, report: Report, refs: ResolvedRefs) -> None:
+        """Resolve one page's references (or take what the cache holds) and add its findings,
+        in the page's order."""
+        page = extracted.page
+        cached = extracted.cached
+        if cached is not None:
+            checked = _Checked(cached.findings, cached.targets, cached.ref_findings)
+        else:
+            checked = self._resolve_page(page, extracted.records)
+            if extracted.kept is not None:
+                self._store(page, extracted, checked)
+        report.findings.extend(checked.findings)
+        if extracted.records is None:
+            return
+        refs.add_page(page.display, extracted.records, checked.verdicts, checked.ref_findings)
+        report.links += extracted.links
+        report.findings.extend(extracted.link_findings)
+
+    def _resolve_page(self, page: Page, records: Sequence[RefRecord] | None) -> _Checked:
+        """What the page's frontmatter and references yield: its findings but those of links."""
+        page_findings = problem_findings(page)
+        verdicts: list[ResolvedRef] = []
+        findings: dict[int, list[Finding]] = {}
+        if records is None:
+            return _Checked(page_findings, verdicts, findings)
+        display = page.display
+        context = page_context(display, page.meta, self.manifest)
+        page_findings.extend(context.findings)
+        resolver = self.resolver
+        known = resolver.verdicts_in(context)
+        held = context.held
+        keys = list(map(record_verdict_key, records))
+        if not held:  # held references resolve at other commits: leave them be
+            new = [record for record, key in zip(records, keys, strict=True) if key not in known]
+            if new:
+                resolver.read_ahead(new, context)
+        occurrences: dict[str, int] = {}
+        matched: set[tuple[str, int]] = set()
+        for index, record in enumerate(records):
+            held_ref = None
+            if held:
+                text = record[2]
+                occurrence = occurrences[text] = occurrences.get(text, 0) + 1
+                held_ref = held.get((text, occurrence))
+            if held_ref is None:
+                verdict = known.get(keys[index])
+                if verdict is None:
+                    verdict = resolver.verdict(CodeRef(display, *record), context, known)
+                if verdict.findings:
+                    found = relocated_findings(CodeRef(display, *record), verdict)
+                    findings[index] = found
+                    page_findings.extend(found)
+            else:
+                ref = CodeRef(display, *record)
+                matched.add((held_ref.text, held_ref.occurrence))
+                verdict = resolver.resolve(ref, context.held_at(held_ref))
+                verdict.findings.append(_held_finding(ref, held_ref))
+                findings[index] = verdict.findings
+                page_findings.extend(verdict.findings)
+            verdicts.append(verdict)
+        for key, held_ref in held.items():
+            if key not in matched:
+                page_findings.append(
+                    Finding(
+                        severity_of("held-ref-unmatched"),
+                        "held-ref-unmatched",
+                        display,
+                        1,
+                        1,
+                        f"held_refs names '{held_ref.text}' (occurrence {held_ref.occurrence}), "
+                        "which is no longer on the page",
+                        "remove the entry from held_refs",
+                    )
+                )
+        return _Checked(page_findings, verdicts, findings)
+
+    def _store(self, page: Page, extracted: _Extracted, checked: _Checked) -> None:
+        """Keep what the run found in ``page`` in the cache."""
+        assert self.cache is not None and extracted.kept is not None
+        links, anchors = extracted.kept
+        # What a listing needs of each verdict, one tuple per target, shared across pages (so
+        # stored once): a verdict's own reference and findings are not needed again.
+        pool = self._target_pool
+        targets = []
+        for verdict in checked.verdicts:
+            target = CachedTarget(verdict.upstream, verdict.commit, verdict.path)
+            targets.append(pool.setdefault(target, target))
+        self.cache.store(
+            page_key(page.display, page.rel, page.source),
+            CachedPage(
+                page_digest(page.raw),
+                CachedPage.bare(page),
+                None if extracted.records is None else len(extracted.records),
+                links,
+                anchors,
+                checked.findings,
+                targets,
+                checked.ref_findings,
+                os.path.abspath(page.source),  # noqa: PTH100 (a Path costs several times more)
+            ),
+        )
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No garbage collection while a run allocates its many small objects, which live to its
+    end and form no cycles: the collector would only walk them again and again.
+
+    They would all be walked once the collector is back on, as none was ever collected; moving
+    them to the oldest generation first (freezing, then unfreezing) skips that walk, and the
+    next full collection still looks at them. Objects the caller froze stay frozen.
+    """
+    collecting = gc.isenabled()
+    frozen = gc.get_freeze_count()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if frozen == 0:
+            gc.freeze()
+            gc.unfreeze()
+        if collecting:
+            gc.enable()
+
+
+def _held_finding(ref: CodeRef, held: HeldRef) -> Finding:
+    candidate = f"; candidate at the new pin: {held.candidate}" if held.candidate else ""
+    return Finding(
+        severity_of("ref-needs-review"),
+        "ref-needs-review",
+        ref.page,
+        ref.line,
+        ref.column,
+        f"sync left this reference at {held.upstream}@{held.commit[:7]} because its code "
+        f"{'was ' if held.status != 'ambiguous' else 'became '}{held.status}{candidate}",
+        "update the reference, then remove its entry from held_refs",
+        text=ref.text,
+        upstream=held.upstream,
+        commit=held.commit,
+        path=ref.path,
+        start=ref.start,
+        end=ref.end,
+    )
+
+
+def verify(
+    paths: Sequence[Path | str],
+    *,
+    manifest_path: Path | None = None,
+    docs_root: Path | None = None,
+    ignore: Iterable[str] = (),
+    progress: Progress | None = None,
+    workers: int | None = None,
+    cache: bool = False,
+) -> Report:
+    """Verify every page under ``paths``. Raises `ConfigError` for configuration problems.
+
+    ``workers``: how many processes read and scan pages (default: one per available core, at
+    most two); the report does not depend on it. ``cache``: take pages nobody changed since the
+    last run from the verification cache (`generator.verify.cache`), and update it; the report
+    does not depend on it either.
+    """
+    path_objects = [Path(p) for p in paths]
+    if manifest_path is None:
+        start = path_objects[0] if path_objects else Path.cwd()
+        manifest_path = find_manifest(start if start.is_dir() else start.parent)
+        if manifest_path is None:
+            raise ConfigError(
+                f"no upstreams.yaml found in {start} or any parent directory",
+                hint="run from the knowledge base, or pass --manifest PATH",
+            )
+    manifest = load_manifest(manifest_path)
+    root = docs_root or docs_root_for(manifest, path_objects)
+    files = collect(path_objects, root.resolve())
+    if not files:
+        shown = ", ".join(str(p) for p in paths)
+        raise ConfigError(
+            f"no Markdown pages (*.md) found in {shown}",
+            hint="check the path; pages are .md files under the docs directory",
+        )
+    if workers is None:
+        workers = min(_MAX_WORKERS, available_cores())
+    verify_cache = None
+    if cache:
+        verify_cache = VerifyCache.for_docs(manifest, root)
+        if verify_cache is not None:
+            verify_cache.load()
+    with Verifier(manifest, root, ignore, verify_cache) as verifier:
+        return verifier.verify(files, progress, workers)
+
+
+def _can_fork() -> bool:
+    """Whether forking is safe here: a POSIX system other than macOS (where system libraries
+    may break in a forked child, as multiprocessing also avoids), and no other thread running
+    (a forked child gets only the forking thread, and any lock another one held)."""
+    return hasattr(os, "fork") and sys.platform != "darwin" and threading.active_count() == 1
+
+
+def available_cores() -> int:
+    """How many cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+# Two processes: the forked one reads and scans pages, this one does too and resolves every
+# reference. A third would only wait for this one.
+_MAX_WORKERS = 2
+PARALLEL_MINIMUM_PAGES = 200
+"""Pages below which forking a process costs more than it saves."""
+_CHUNK = 25
+"""Pages per share of the work: small enough that neither process waits long for the other."""
+_MAX_CHUNKS = 4096
+"""Chunks per run at most: their 4-byte tokens fit the smallest pipe buffer (16 KiB)."""
+
+
+class _Forked:
+    """Pages read and scanned by this process and a forked one, sharing the work as it goes.
+
+    The pages are cut into chunks, and each process takes the next chunk nobody has taken yet:
+    a token read from a pipe both hold, which only one of them can get. The forked process sends
+    what it found for its chunks (pages, reference records, link findings) through another pipe;
+    this one resolves every reference, in page order, as soon as the chunks before are there,
+    and reads chunks itself while it waits. Which process reads a chunk depends on their speed;
+    what is found and the order it is used in do not. If the forked process stops early, this
+    one reads the chunks it took but did not send, so a failure shows as it would without it.
+    """
+
+    def __init__(self, verifier: Verifier, files: Sequence[PageFile]) -> None:
+        self.verifier = verifier
+        size = max(_CHUNK, -(-len(files) // _MAX_CHUNKS))
+        self.chunks = [files[first : first + size] for first in range(0, len(files), size)]
+
+    def extracted(self) -> Iterator[_Extracted]:
+        chunks = self.chunks
+        token_read, token_write = os.pipe()
+        # Every token is in the pipe before the fork, so a pipe's buffer must hold them all.
+        _write_all(token_write, b"".join(n.to_bytes(4, "little") for n in range(len(chunks))))
+        os.close(token_write)
+        read_end, write_end = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:  # no process to spare: read every page here
+            for fd in (token_read, read_end, write_end):
+                os.close(fd)
+            for chunk in chunks:
+                yield from map(self.verifier._extract, chunk)
+            return
+        if pid == 0:
+            os.close(read_end)
+            status = 1
+            try:
+                self._serve(token_read, write_end)
+                status = 0
+            finally:
+                os._exit(status)  # never back into the caller's code: this process only sends
+        os.close(write_end)
+        received: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        reader = threading.Thread(target=_receive, args=(read_end, received), daemon=True)
+        reader.start()
+        complete = False
+        try:
+            yield from self._in_order(token_read, received)
+            complete = True
+        finally:
+            if not complete:  # stopped early (an error): the worker's pages are not wanted
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            reader.join()
+            os.close(read_end)
+            os.close(token_read)
+
+    def _in_order(
+        self, token_read: int, received: queue.SimpleQueue[bytes | None]
+    ) -> Iterator[_Extracted]:
+        verifier, chunks = self.verifier, self.chunks
+        found: dict[int, list[_Extracted]] = {}
+        tokens_left = worker_alive = True
+        following = 0
+        while following < len(chunks):
+            if following in found:
+                yield from found.pop(following)
+                following += 1
+                continue
+            message = _next_message(received, block=False) if worker_alive else None
+            if message is None and tokens_left:
+                token = os.read(token_read, 4)
+                if len(token) == 4:
+                    number = int.from_bytes(token, "little")
+                    found[number] = list(map(verifier._extract, chunks[number]))
+                    continue
+                tokens_left = False
+            if message is None and worker_alive:
+                message = _next_message(received, block=True)
+            if isinstance(message, bytes):
+                number, extracted = pickle.loads(message)
+                for file, one in zip(chunks[number], extracted, strict=True):
+                    verifier._adopt(file, one.page)
+                found[number] = extracted
+            elif message is _FINISHED:
+                worker_alive = False
+            elif not worker_alive and not tokens_left:
+                # The worker stopped without sending this chunk: read it here.
+                found[following] = list(map(verifier._extract, chunks[following]))
+
+    def _serve(self, token_read: int, fd: int) -> None:
+        """The forked process: take chunks until none is left, and send what each holds."""
+        while len(token := os.read(token_read, 4)) == 4:
+            number = int.from_bytes(token, "little")
+            extracted = list(map(self.verifier._extract, self.chunks[number]))
+            data = pickle.dumps((number, extracted), protocol=pickle.HIGHEST_PROTOCOL)
+            _write_all(fd, len(data).to_bytes(8, "little"))
+            _write_all(fd, data)
+
+
+_FINISHED = object()
+"""What `_next_message` gives once the forked process has closed its pipe."""
+
+
+def _next_message(received: queue.SimpleQueue[bytes | None], block: bool) -> object:
+    """The next message from the forked process, `_FINISHED` after its last, or None if
+    ``block`` is false and nothing has arrived."""
+    try:
+        message = received.get(block=block)
+    except queue.Empty:
+        return None
+    return _FINISHED if message is None else message
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _receive(fd: int, chunks: queue.SimpleQueue[bytes | None]) -> None:
+    """Read length-prefixed chunks from ``fd`` until it closes, then put None."""
+    buffer = bytearray()
+    try:
+        while data := os.read(fd, 1 << 20):
+            buffer += data
+            while len(buffer) >= 8:
+                size = int.from_bytes(buffer[:8], "little")
+                if len(buffer) < 8 + size:
+                    break
+                chunks.put(bytes(buffer[8 : 8 + size]))
+                del buffer[: 8 + size]
+    finally:
+        chunks.put(None)

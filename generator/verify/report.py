@@ -1,0 +1,159 @@
+"""Formatters: a `Report` as text for people, JSON for machines, annotations for GitHub.
+
+JSON schema (version 1, stable; fields are only ever added)::
+
+    {
+      "version": 1,
+      "summary": {"pages": int, "refs": int, "links": int, "errors": int, "warnings": int},
+      "findings": [{"severity": "error"|"warning", "check": str, "page": str, "line": int,
+                    "column": int, "text": str|null, "upstream": str|null, "commit": str|null,
+                    "path": str|null, "start": int|null, "end": int|null,
+                    "message": str, "suggestion": str|null}, ...],
+      "refs": [{"page": str, "line": int, "column": int, "text": str, "upstream": str|null,
+                "commit": str|null, "path": str|null, "start": int|null, "end": int|null,
+                "status": "ok"|"warning"|"error", "checks": [str, ...]}, ...]   # --list-refs
+    }
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from generator.model import Finding, Severity
+from generator.verify.pipeline import Report
+
+JSON_SCHEMA_VERSION = 1
+
+_COLOURS = {Severity.ERROR: "\x1b[1;31m", Severity.WARNING: "\x1b[1;33m"}
+_BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
+
+
+def format_text(report: Report, colour: bool = False) -> str:
+    lines = []
+    for finding in report.findings:
+        severity = str(finding.severity)
+        location = f"{finding.page}:{finding.line}:{finding.column}:"
+        if colour:
+            severity = f"{_COLOURS[finding.severity]}{severity}{_RESET}"
+            location = f"{_BOLD}{location}{_RESET}"
+        lines.append(f"{location} {severity}[{finding.check}] {finding.message}")
+        if finding.suggestion:
+            help_text = f"  = help: {finding.suggestion}"
+            lines.append(f"{_DIM}{help_text}{_RESET}" if colour else help_text)
+    lines.append(summary_line(report))
+    return "\n".join(lines) + "\n"
+
+
+def summary_line(report: Report) -> str:
+    def plural(count: int, word: str) -> str:
+        return f"{count} {word}{'' if count == 1 else 's'}"
+
+    checked = (
+        f"checked {plural(report.pages, 'page')}, {plural(len(report.refs), 'code reference')}"
+        f" and {plural(report.links, 'link')}"
+    )
+    if not report.findings:
+        return f"{checked}: all good"
+    return f"{checked}: {plural(report.errors, 'error')}, {plural(report.warnings, 'warning')}"
+
+
+def _finding_json(finding: Finding) -> dict[str, Any]:
+    return {
+        "severity": str(finding.severity),
+        "check": finding.check,
+        "page": finding.page,
+        "line": finding.line,
+        "column": finding.column,
+        "text": finding.text,
+        "upstream": finding.upstream,
+        "commit": finding.commit,
+        "path": finding.path,
+        "start": finding.start,
+        "end": finding.end,
+        "message": finding.message,
+        "suggestion": finding.suggestion,
+    }
+
+
+def report_json(report: Report, list_refs: bool = False) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "version": JSON_SCHEMA_VERSION,
+        "summary": {
+            "pages": report.pages,
+            "refs": len(report.refs),
+            "links": report.links,
+            "errors": report.errors,
+            "warnings": report.warnings,
+        },
+        "findings": [_finding_json(finding) for finding in report.findings],
+    }
+    if list_refs:
+        data["refs"] = [
+            {
+                "page": resolved.ref.page,
+                "line": resolved.ref.line,
+                "column": resolved.ref.column,
+                "text": resolved.ref.text,
+                "upstream": resolved.upstream,
+                "commit": resolved.commit,
+                "path": resolved.path if resolved.path is not None else resolved.ref.path,
+                "start": resolved.ref.start,
+                "end": resolved.ref.end,
+                "status": resolved.status,
+                "checks": [finding.check for finding in resolved.findings],
+            }
+            for resolved in report.refs
+        ]
+    return data
+
+
+def format_json(report: Report, list_refs: bool = False) -> str:
+    """`report_json` as text: indented down to the lists, and one finding (or reference) per
+    line, easy to grep; written by the json module's C encoder, which ``indent`` would turn off
+    (a report lists tens of thousands of references)."""
+    data = report_json(report, list_refs)
+    lines = ["{"]
+    last = len(data) - 1
+    for index, (key, value) in enumerate(data.items()):
+        comma = "," if index < last else ""
+        if isinstance(value, list) and value:
+            lines.append(f"  {_json_value(key)}: [")
+            lines.append(",\n".join(f"    {_json_value(item)}" for item in value))
+            lines.append(f"  ]{comma}")
+        else:
+            lines.append(f"  {_json_value(key)}: {_json_value(value)}{comma}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _json_value(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _escape_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(value: str) -> str:
+    return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def format_github(report: Report) -> str:
+    """GitHub Actions workflow commands: one ``::error``/``::warning`` annotation per finding."""
+    lines = []
+    for finding in report.findings:
+        message = finding.message
+        if finding.suggestion:
+            message += f"\nhelp: {finding.suggestion}"
+        properties = ",".join(
+            [
+                f"file={_escape_property(finding.page)}",
+                f"line={finding.line}",
+                f"col={finding.column}",
+                f"title={_escape_property(finding.check)}",
+            ]
+        )
+        lines.append(f"::{finding.severity} {properties}::{_escape_data(message)}")
+    lines.append(summary_line(report))
+    return "\n".join(lines) + "\n"

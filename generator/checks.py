@@ -56,6 +56,26 @@ CHECKS: dict[str, Check] = {
         Check(
             "held-ref-unmatched", _W, "a held_refs entry names a reference no longer on the page"
         ),
+        # Evidence (generator/refs/prove.py): the cited lines hold what the page says.
+        Check(
+            "quote-elsewhere",
+            _E,
+            "the code the page quotes for the ref is at other lines (or in another file)",
+        ),
+        Check(
+            "quote-not-found", _E, "the code the page quotes for the ref is nowhere at the commit"
+        ),
+        Check("quote-unchecked", _W, "a quote that cannot be compared (unclosed block, binary)"),
+        Check(
+            "names-not-in-range",
+            _W,
+            "the identifiers the text names around the ref are used elsewhere, not in its lines",
+        ),
+        Check(
+            "upstream-not-cloned",
+            _W,
+            "an upstream has no clone here: its references are not checked",
+        ),
         Check("frontmatter-invalid", _E, "the frontmatter is not a valid YAML mapping"),
         Check("page-encoding", _E, "the page is not valid UTF-8"),
         # Governance (generator/specs.py): LeanSpec fields of specs and pages; active when the

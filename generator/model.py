@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class Severity(enum.Enum):
@@ -102,6 +102,46 @@ class CodeRef:
     is_directory: bool = False
     """For ``/tree/`` permalinks: the reference names a directory."""
     in_code_block: bool = False
+    style: str = "inline"
+    """How the lines were written: ``inline`` with the path (``x.py:10-20``, permalinks and
+    whole files included); apart from it, where ``text`` is the lines alone and the path comes
+    from around them: ``table`` (a range cell after a path cell), ``phrase`` (``x.py (lines
+    10-20)``, ``x.py（第 10-20 行）``), ``list`` (the ``574`` of ``x.py:360, 574``); or ``symbol``
+    for a path and a symbol without lines (``x.py:setup()``, ``x.py::Actor.sleep``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    """Code a page quotes for a reference: a fenced block next to it, or the part of a block that
+    follows the reference in its comment."""
+
+    line: int
+    """Page line of the first quoted line."""
+    lines: tuple[str, ...]
+    """The quoted lines exactly as written (fence lines and the reference's comment excluded)."""
+    language: str
+    """The fence's language (``python``), or empty."""
+    placement: str
+    """Where it stands: ``after`` the reference, ``before`` it, or ``inside`` the block whose
+    comment holds the reference."""
+    unterminated: bool = False
+    """The fence is never closed: the quote ran to the end of the page."""
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What a page says the cited lines contain, besides the symbol named next to the reference
+    (`CodeRef.symbol`): the code it quotes, the identifiers and calls it names around the
+    reference, and the symbol named by the heading the reference sits under."""
+
+    quote: Quote | None = None
+    names: tuple[str, ...] = ()
+    """Code spans in the same line, list item or table row that look like identifiers or calls
+    (``self.model.train()`` gives ``self.model.train``), the reference's own symbol excluded."""
+    heading_symbol: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.quote is not None or bool(self.names) or self.heading_symbol is not None
 
 
 @dataclass(frozen=True)
@@ -127,6 +167,14 @@ class Heading:
     anchor: str
 
 
+class Fix(NamedTuple):
+    """A reference's proven target: the file and lines its evidence was found at."""
+
+    path: str
+    start: int
+    end: int
+
+
 @dataclass(slots=True)
 class Finding:
     """One problem found by a check."""
@@ -145,6 +193,9 @@ class Finding:
     path: str | None = None
     start: int | None = None
     end: int | None = None
+    fix: Fix | None = None
+    """Where the evidence proves the reference points, when the proof is exact and unique:
+    what ``verify --fix`` rewrites the reference to."""
 
     def sort_key(self) -> tuple[Any, ...]:
         return (self.page, self.line, self.column, self.check)

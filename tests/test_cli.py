@@ -79,6 +79,7 @@ def test_json_schema_and_list_refs(broken_kb):
         "end",
         "status",
         "checks",
+        "style",
     }
     without = json.loads(broken_kb.cli("verify", "docs", "--format", "json").stdout)
     assert "refs" not in without

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from generator.checks import CHECKS
 from generator.cli.common import EXIT_OK, Parser, ProgressLine, use_colour
-from generator.upstream.manifest import MANIFEST_NAME
+from generator.upstream.manifest import MANIFEST_NAME, ConfigError
 
 
 def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,6 +58,16 @@ def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
         help="skip a check by id (repeatable); see --list-checks",
     )
     parser.add_argument(
+        "--fix",
+        action="store_true",
+        help="rewrite each reference whose evidence proves where it points (the code it quotes "
+        "found at exactly one other place), in the style it was written, and print each "
+        "rewrite; nothing fuzzy is rewritten",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="with --fix, print the rewrites but write nothing"
+    )
+    parser.add_argument(
         "--list-checks", action="store_true", help="print every check id with its severity and exit"
     )
     parser.add_argument(
@@ -92,12 +102,16 @@ def verify_parser(prog: str) -> argparse.ArgumentParser:
 
 def run_verify(args: argparse.Namespace) -> int:
     from generator.verify.pipeline import verify
-    from generator.verify.report import format_github, format_json, format_text
+    from generator.verify.report import format_fixes, format_github, format_json, format_text
 
     if args.list_checks:
         for check in CHECKS.values():
             print(f"{check.id:22} {check.severity!s:8} {check.summary}")
         return EXIT_OK
+    if args.dry_run and not args.fix:
+        raise ConfigError(
+            "--dry-run goes with --fix", hint="add --fix to see what it would rewrite"
+        )
     progress = ProgressLine()
 
     def on_progress(done: int, total: int) -> None:
@@ -115,8 +129,18 @@ def run_verify(args: argparse.Namespace) -> int:
         )
     finally:
         progress.done()
+    fixes = None
+    if args.fix:
+        from generator.verify.fix import fix_references
+
+        fixes = fix_references(report, dry_run=args.dry_run)
+        if not args.dry_run:
+            settled = fixes.fixed
+            report.findings = [f for f in report.findings if id(f) not in settled]
+        if args.format == "text":
+            sys.stdout.write(format_fixes(fixes))
     if args.format == "json":
-        sys.stdout.write(format_json(report, list_refs=args.list_refs))
+        sys.stdout.write(format_json(report, list_refs=args.list_refs, fixes=fixes))
     elif args.format == "github":
         sys.stdout.write(format_github(report))
     else:

@@ -710,6 +710,8 @@ class Resolver:
             )
             return
         if ref.start is None or ref.end is None:
+            if ref.symbol:  # `x.py:setup()`, `x.py::Actor.sleep`: the file defines the symbol
+                self._check_symbol_defined(result, store.blob(entry.sha), path, at)
             return
         self._check_lines(result, upstream, commit, path, entry.sha)
 
@@ -783,33 +785,85 @@ class Resolver:
         ref = result.ref
         assert ref.symbol and ref.start is not None and ref.end is not None
         name = _last_name(ref.symbol)
+        python = path.endswith((".py", ".pyi"))
+        spans = symbol_definitions(blob.line_tuple, ref.symbol)
+        owner = _owner(ref.symbol)
+        if owner and spans and not any(_overlap(span, ref.start, ref.end) for span in spans):
+            # `FSDPActor.sleep` cited at another class's `sleep`: the method of the wrong class.
+            others = [
+                span
+                for span in definitions(blob.line_tuple, name)
+                if span not in spans and _overlap(span, ref.start, ref.end)
+            ]
+            if others:
+                self._add(
+                    result,
+                    "symbol-not-in-range",
+                    f"{_range_words(ref)} of '{path}' at {at} holds another `{name}` than "
+                    f"`{ref.symbol}`",
+                    "it is defined at " + _spans_text(path, spans),
+                )
+                return
         # In Python, a name in a comment or docstring does not count: `wake_up`'s docstring
         # mentioning `sleep` does not make lines of `wake_up` a reference to `sleep()`.
-        python = path.endswith((".py", ".pyi"))
         if (python and blob.occurs_in_code(name, ref.start, ref.end)) or (
             not python and _occurs(blob.lines, name, ref.start, ref.end)
         ):
             return
-        spans = definitions(blob.line_tuple, name)
         if any(first <= ref.start and ref.end <= last for first, last in spans):
             return  # the range is inside the symbol's body: "the loop in `beta()` (x.py:10)"
-        where = self._symbol_suggestion(ref, blob, path)
-        if where:
+        only_mentioned = python and _occurs(blob.lines, name, ref.start, ref.end)
+        said = (
+            f"`{ref.symbol}` is only mentioned in a comment or docstring in "
+            if only_mentioned
+            else f"`{ref.symbol}` is not in "
+        )
+        message = f"{said}{_range_words(ref)} of '{path}' at {at}"
+        if spans:
             self._add(
                 result,
                 "symbol-not-in-range",
-                f"`{ref.symbol}` is not in {_range_words(ref)} of '{path}' at {at}",
-                f"it is defined at {where}",
+                message,
+                "it is defined at " + _spans_text(path, spans),
             )
-        elif _occurs(blob.lines, name, 1, blob.line_count):
-            first = _first_occurrence(blob.lines, name)
+            return
+        used = _first_in_code(blob, name) if python else _first_occurrence(blob.lines, name)
+        if used is not None:
             self._add(
                 result,
                 "symbol-not-in-range",
-                f"`{ref.symbol}` is not in {_range_words(ref)} of '{path}' at {at}",
-                f"it first occurs at {path}:{first}",
+                message,
+                f"it is first used in code at {path}:{used}",
             )
-        else:
+        elif not only_mentioned:
+            self._add(
+                result, "symbol-not-found", f"`{ref.symbol}` does not occur in '{path}' at {at}"
+            )
+
+    def _check_symbol_defined(
+        self, result: ResolvedRef, blob: BlobText, path: str, at: str
+    ) -> None:
+        """A ``path:symbol`` reference: the file defines (or at least uses) the symbol."""
+        ref = result.ref
+        assert ref.symbol
+        if blob.is_binary:
+            return
+        name = _last_name(ref.symbol)
+        if symbol_definitions(blob.line_tuple, ref.symbol):
+            return
+        owner = _owner(ref.symbol)
+        if owner:
+            elsewhere = definitions(blob.line_tuple, name)
+            if elsewhere:
+                self._add(
+                    result,
+                    "symbol-not-found",
+                    f"`{ref.symbol}` is not defined in '{path}' at {at}; `{name}` is, outside "
+                    f"`{owner}`",
+                    "it is defined at " + _spans_text(path, elsewhere),
+                )
+                return
+        if _first_occurrence(blob.lines, name) is None:
             self._add(
                 result, "symbol-not-found", f"`{ref.symbol}` does not occur in '{path}' at {at}"
             )
@@ -817,13 +871,10 @@ class Resolver:
     def _symbol_suggestion(self, ref: CodeRef, blob: BlobText, path: str) -> str | None:
         if not ref.symbol:
             return None
-        spans = definitions(blob.line_tuple, _last_name(ref.symbol))
+        spans = symbol_definitions(blob.line_tuple, ref.symbol)
         if not spans:
             return None
-        return " or ".join(
-            f"{path}:{start}-{end}" if end > start else f"{path}:{start}"
-            for start, end in spans[:3]
-        )
+        return _spans_text(path, spans)
 
     def _add(
         self, result: ResolvedRef, check: str, message: str, suggestion: str | None = None
@@ -899,6 +950,7 @@ def relocated_findings(ref: CodeRef, verdict: ResolvedRef) -> list[Finding]:
             f.path,
             f.start,
             f.end,
+            f.fix,
         )
         for f in verdict.findings
     ]
@@ -917,8 +969,51 @@ def _occurs(lines: list[str], name: str, start: int, end: int) -> bool:
     return any(identifier_columns(line, name) for line in lines[start - 1 : end])
 
 
-def _first_occurrence(lines: list[str], name: str) -> int:
-    return next(number for number, line in enumerate(lines, 1) if identifier_columns(line, name))
+def _first_occurrence(lines: list[str], name: str) -> int | None:
+    return next(
+        (number for number, line in enumerate(lines, 1) if identifier_columns(line, name)), None
+    )
+
+
+def _first_in_code(blob: BlobText, name: str) -> int | None:
+    """The first line that uses ``name`` outside Python comments and docstrings."""
+    for number, line in enumerate(blob.lines, 1):
+        if identifier_columns(line, name) and blob.occurs_in_code(name, number, number):
+            return number
+    return None
+
+
+def _owner(symbol: str) -> str | None:
+    """``FSDPActor`` of ``FSDPActor.sleep`` (or ``actor.FSDPActor::sleep``): the enclosing
+    class a qualified name gives, when it reads as a class (capitalised)."""
+    parts = symbol.replace("::", ".").split(".")
+    if len(parts) < 2 or not parts[-2][:1].isupper():
+        return None
+    return parts[-2]
+
+
+def _overlap(span: tuple[int, int], start: int, end: int) -> bool:
+    return span[0] <= end and start <= span[1]
+
+
+def _spans_text(path: str, spans: list[tuple[int, int]]) -> str:
+    return " or ".join(
+        f"{path}:{first}-{last}" if last > first else f"{path}:{first}" for first, last in spans[:3]
+    )
+
+
+def symbol_definitions(lines: tuple[str, ...], symbol: str) -> list[tuple[int, int]]:
+    """The definitions of a possibly qualified symbol: for ``Actor.sleep``, the ``sleep``
+    methods inside ``class Actor``; for a plain name, every definition of it."""
+    name = _last_name(symbol)
+    spans = definitions(lines, name)
+    owner = _owner(symbol)
+    if owner is None or not spans:
+        return spans
+    inside = []
+    for cls_first, cls_last in definitions(lines, owner):
+        inside.extend(span for span in spans if cls_first < span[0] and span[1] <= cls_last)
+    return inside
 
 
 _DEFINITION_HEADER = re.compile(r"(?P<indent>[ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+")

@@ -24,15 +24,16 @@ import re
 import subprocess
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from generator.files import atomic_write
 from generator.kb.pages import Page, parse_page, render_page
-from generator.model import CodeRef, RefForm, Severity, Upstream
+from generator.model import RefForm, Severity, Upstream
 from generator.refs.extract import extract_refs, scan
 from generator.refs.resolve import PageContext, Resolver, page_context
+from generator.refs.rewrite import rewrite_ref
 from generator.sync.reanchor import Drift, DriftStatus, Reanchorer
 from generator.upstream.manifest import ConfigError, Manifest
 from generator.verify.pipeline import Verifier, collect, docs_root_for
@@ -41,7 +42,6 @@ log = logging.getLogger(__name__)
 
 Notify = Callable[[str], None]
 _SHA_ON_LINE = re.compile(r"\b[0-9a-f]{40}\b")
-_NUMBER = re.compile(r"\d+")
 
 
 @dataclass
@@ -256,46 +256,32 @@ def _plan_page(
             ref.page, ref.line, ref.column, ref.text, drift, occurrence=occurrences[ref.text]
         )
         if drift.status.rewritable:
-            new_text = rewrite_ref(ref, resolved.path, drift, reanchorer.old, reanchorer.new)
-            if new_text != ref.text:
+            new_text = rewrite_ref(
+                ref,
+                resolved.path,
+                drift.new_path or resolved.path,
+                drift.new_start,
+                drift.new_end,
+                reanchorer.old,
+                reanchorer.new,
+            )
+            if new_text is None:  # moved to another file, and the page writes the path apart
+                drift = replace(
+                    drift,
+                    status=DriftStatus.CHANGED,
+                    reason=f"{drift.reason}; the page writes this reference's path apart from "
+                    "its lines, so both need updating by hand",
+                    candidates=[
+                        (drift.new_path or resolved.path, drift.new_start or 0, drift.new_end or 0)
+                    ],
+                )
+                record.drift = drift
+            elif new_text != ref.text:
                 record.new_text = new_text
                 offset = layout.line_starts[ref.line - 1] + ref.column - 1
                 plan.edits.append((offset, offset + len(ref.text), new_text))
         plan.drifts.append(record)
     return plan
-
-
-def rewrite_ref(ref: CodeRef, old_path: str, drift: Drift, old: str, new: str) -> str:
-    """The reference's text pointing at the drift's new place, in the same style as written."""
-    text = ref.text
-    new_path = drift.new_path or old_path
-    if ref.form is RefForm.PERMALINK:
-        text = text.replace(f"/{old}/", f"/{new}/", 1) if ref.revision == old else text
-        if new_path != old_path:
-            text = text.replace(f"/{old_path}", f"/{new_path}", 1)
-        if ref.start is not None and "#" in text:
-            head, _, fragment = text.rpartition("#")
-            text = head + "#" + _renumber(fragment, drift)
-        return text
-    written_path, rest = text[: len(ref.path)], text[len(ref.path) :]
-    if new_path != old_path:
-        written_path = _moved_path(ref, written_path, old_path, new_path)
-    if ref.start is not None:
-        rest = _renumber(rest, drift)
-    return written_path + rest
-
-
-def _moved_path(ref: CodeRef, written: str, old_path: str, new_path: str) -> str:
-    if ref.form is RefForm.ABSOLUTE and written.endswith("/" + old_path):
-        return written[: -len(old_path)] + new_path
-    if ref.form is RefForm.BARE and old_path.rsplit("/", 1)[-1] == new_path.rsplit("/", 1)[-1]:
-        return written
-    return new_path  # the full repository path is never ambiguous
-
-
-def _renumber(range_text: str, drift: Drift) -> str:
-    numbers = iter([drift.new_start, drift.new_end])
-    return _NUMBER.sub(lambda match: str(next(numbers, match.group())), range_text, count=2)
 
 
 def _held_keys(meta: dict[str, Any]) -> set[tuple[str, int]]:

@@ -35,11 +35,13 @@ import yaml
 from generator.checks import CHECKS, severity_of
 from generator.kb.pages import Page, parse_page, problem_findings
 from generator.kb.specs import governance_findings
-from generator.model import CodeRef, Finding, Link, ResolvedRef, Severity
+from generator.model import CodeRef, Evidence, Finding, Link, ResolvedRef, Severity
 from generator.refs.extract import ExtractOptions, MarkdownLayout, extract_links, scan
+from generator.refs.extract.evidence import collect_evidence
 from generator.refs.extract.links import extract_anchors
 from generator.refs.extract.refs import RefRecord, ref_records
 from generator.refs.linkcheck import LinkChecker
+from generator.refs.prove import Prover
 from generator.refs.resolve import (
     HeldRef,
     Resolver,
@@ -338,6 +340,8 @@ class _Extracted(NamedTuple):
     """With a cache: the page's links and anchors, for its entry."""
     cached: CachedPage | None = None
     """The page's entry in the cache, when it was found there: nothing is left to resolve."""
+    evidence: dict[int, Evidence] | None = None
+    """What the page says its references' lines contain, by index in ``records``."""
 
 
 class _Checked(NamedTuple):
@@ -373,6 +377,7 @@ class Verifier:
                 hint="known checks: " + ", ".join(CHECKS),
             )
         self.resolver = Resolver(manifest)
+        self.prover = Prover(self.resolver)
         hosts = {"github.com"}
         for upstream in manifest.upstreams.values():
             if upstream.web_url and "://" in upstream.web_url:
@@ -523,13 +528,14 @@ class Verifier:
                 kept = ([], None)
             return _Extracted(page, None, 0, [], kept)
         records = ref_records(layout, self.options)
+        evidence = collect_evidence(layout, records) if records else None
         links = extract_links(layout, page.display)
         link_findings = [
             finding for link in links for finding in check(link, page.rel, page.source)
         ]
         if self.cache is not None:
             kept = (links, parsed.anchors())
-        return _Extracted(page, records, len(links), link_findings, kept)
+        return _Extracted(page, records, len(links), link_findings, kept, evidence=evidence)
 
     def _extract_all(self, files: Sequence[PageFile], workers: int) -> Iterator[_Extracted]:
         """`_extract` of every file, in order. Only pages the cache does not hold are worth
@@ -555,7 +561,7 @@ class Verifier:
         if cached is not None:
             checked = _Checked(cached.findings, cached.targets, cached.ref_findings)
         else:
-            checked = self._resolve_page(page, extracted.records)
+            checked = self._resolve_page(page, extracted.records, extracted.evidence)
             if extracted.kept is not None:
                 self._store(page, extracted, checked)
         report.findings.extend(checked.findings)
@@ -565,8 +571,14 @@ class Verifier:
         report.links += extracted.links
         report.findings.extend(extracted.link_findings)
 
-    def _resolve_page(self, page: Page, records: Sequence[RefRecord] | None) -> _Checked:
-        """What the page's frontmatter and references yield: its findings but those of links."""
+    def _resolve_page(
+        self,
+        page: Page,
+        records: Sequence[RefRecord] | None,
+        evidence: dict[int, Evidence] | None = None,
+    ) -> _Checked:
+        """What the page's frontmatter and references yield: its findings but those of links.
+        A reference with evidence is proven against the lines it cites (`Prover`)."""
         page_findings = problem_findings(page)
         verdicts: list[ResolvedRef] = []
         findings: dict[int, list[Finding]] = {}
@@ -606,6 +618,11 @@ class Verifier:
                 verdict.findings.append(_held_finding(ref, held_ref))
                 findings[index] = verdict.findings
                 page_findings.extend(verdict.findings)
+            if evidence and index in evidence:
+                proof = self.prover.prove(CodeRef(display, *record), verdict, evidence[index])
+                if proof:
+                    findings[index] = [*findings.get(index, ()), *proof]
+                    page_findings.extend(proof)
             verdicts.append(verdict)
         for key, held_ref in held.items():
             if key not in matched:

@@ -8,10 +8,12 @@ JSON schema (version 1, stable; fields are only ever added)::
       "findings": [{"severity": "error"|"warning", "check": str, "page": str, "line": int,
                     "column": int, "text": str|null, "upstream": str|null, "commit": str|null,
                     "path": str|null, "start": int|null, "end": int|null,
-                    "message": str, "suggestion": str|null}, ...],
+                    "message": str, "suggestion": str|null,
+                    "fix": {"path": str, "start": int, "end": int}}, ...],   # fix: when proven
       "refs": [{"page": str, "line": int, "column": int, "text": str, "upstream": str|null,
                 "commit": str|null, "path": str|null, "start": int|null, "end": int|null,
-                "status": "ok"|"warning"|"error", "checks": [str, ...]}, ...]   # --list-refs
+                "status": "ok"|"warning"|"error", "checks": [str, ...],
+                "style": "inline"|"table"|"phrase"|"list"|"symbol"}, ...]   # --list-refs
     }
 """
 
@@ -21,6 +23,7 @@ import json
 from typing import Any
 
 from generator.model import Finding, Severity
+from generator.verify.fix import FixResult
 from generator.verify.pipeline import Report
 
 JSON_SCHEMA_VERSION = 1
@@ -73,6 +76,7 @@ def _finding_json(finding: Finding) -> dict[str, Any]:
         "end": finding.end,
         "message": finding.message,
         "suggestion": finding.suggestion,
+        **({"fix": finding.fix._asdict()} if finding.fix is not None else {}),
     }
 
 
@@ -102,17 +106,60 @@ def report_json(report: Report, list_refs: bool = False) -> dict[str, Any]:
                 "end": resolved.ref.end,
                 "status": resolved.status,
                 "checks": [finding.check for finding in resolved.findings],
+                "style": resolved.ref.style,
             }
             for resolved in report.refs
         ]
     return data
 
 
-def format_json(report: Report, list_refs: bool = False) -> str:
+def format_fixes(fixes: FixResult) -> str:
+    """One line per rewrite (and per proven fix left alone, with why), then a summary."""
+    verb = "would rewrite" if fixes.dry_run else "rewrote"
+    lines = [
+        f"{r.page}:{r.line}:{r.column}: {verb} {r.before} -> {r.after}" for r in fixes.rewrites
+    ]
+    lines += [
+        f"{s.page}:{s.line}:{s.column}: left {s.text} as it is: {s.reason}" for s in fixes.skipped
+    ]
+    pages = len({r.page for r in fixes.rewrites})
+    count = len(fixes.rewrites)
+    lines.append(
+        f"--fix: {verb} {count} reference{'' if count == 1 else 's'} on "
+        f"{pages} page{'' if pages == 1 else 's'}"
+        + (f", left {len(fixes.skipped)} for a person" if fixes.skipped else "")
+    )
+    return "\n".join(lines) + "\n"
+
+
+def fixes_json(fixes: FixResult, dry_run: bool) -> dict[str, Any]:
+    return {
+        "dry_run": dry_run,
+        "rewrites": [
+            {
+                "page": r.page,
+                "line": r.line,
+                "column": r.column,
+                "before": r.before,
+                "after": r.after,
+            }
+            for r in fixes.rewrites
+        ],
+        "skipped": [
+            {"page": s.page, "line": s.line, "column": s.column, "text": s.text, "reason": s.reason}
+            for s in fixes.skipped
+        ],
+    }
+
+
+def format_json(report: Report, list_refs: bool = False, fixes: FixResult | None = None) -> str:
     """`report_json` as text: indented down to the lists, and one finding (or reference) per
     line, easy to grep; written by the json module's C encoder, which ``indent`` would turn off
-    (a report lists tens of thousands of references)."""
+    (a report lists tens of thousands of references). With ``fixes`` (``--fix``), a ``fixes``
+    object says what was rewritten."""
     data = report_json(report, list_refs)
+    if fixes is not None:
+        data["fixes"] = fixes_json(fixes)
     lines = ["{"]
     last = len(data) - 1
     for index, (key, value) in enumerate(data.items()):

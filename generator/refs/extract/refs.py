@@ -191,6 +191,7 @@ RefRecord = tuple[
     str | None,
     bool,
     bool,
+    str,
 ]
 """A reference as the verifier carries it: a `CodeRef`'s fields after ``page``, in their order
 (``CodeRef(page, *record)`` builds the reference). Plain tuples cost a fraction of objects to
@@ -297,11 +298,24 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
                 None,
                 False,
                 fence is not None,
+                "inline",
             )
         )
+        if finish < length and body[finish] in _LIST_SEPARATORS:
+            records.extend(
+                _listed(body, finish, line_index + 1, line_start, form, path, fence is not None)
+            )
 
     if options.route_prefixes:
         records.extend(_whole_file_records(layout, options.route_prefixes, records))
+    split, consumed = _split_records(layout, body, records)
+    if consumed:  # a path cell or phrase's path: part of a reference with lines, not one itself
+        records = [
+            record
+            for record in records
+            if record[5] is not None or (record[0], record[1]) not in consumed
+        ]
+    records.extend(split)
     if QUOTED_START in text:
         quoted = quoted_lines(text[body_start:], layout.position(body_start)[0])
         records = [record for record in records if record[0] not in quoted]
@@ -385,7 +399,7 @@ def _searchable(layout: MarkdownLayout, offset: int) -> bool:
 def _searchable_in(
     layout: MarkdownLayout, fence: Fence, offset: int, line_start: int | None = None
 ) -> bool:
-    if fence.language == "mermaid":
+    if fence.language == "mermaid" or (not fence.language and _is_diagram(layout, fence)):
         return True
     if line_start is None:
         line_start, _ = layout.line_bounds(offset)
@@ -430,6 +444,7 @@ def _permalink_record(
         revision,
         match.group("kind") == "tree",
         in_code_block,
+        "inline",
     )
 
 
@@ -468,6 +483,7 @@ def _whole_file_records(
                 None,
                 code.endswith("/"),
                 False,
+                "inline",
             )
         )
     return records
@@ -561,3 +577,348 @@ def _symbol_in(code: str) -> str | None:
     if last in _NOT_SYMBOLS or last.lower() in KNOWN_EXTENSIONS or len(name) == 1:
         return None  # `actor.py` is a file name and `O(log P)` a complexity, not symbols
     return name
+
+
+# -- references written apart from their path, or without lines -------------------------------
+
+_LIST_SEPARATORS = frozenset(",，、")
+_LISTED = re.compile(
+    r"""[ \t]*[,，、][ \t]*(?:L|\#L)?(?P<start>\d{1,9})(?:[ \t]*[-–—~][ \t]*L?(?P<end>\d{1,9}))?"""
+)
+# What may follow the last number of a list of lines: not a word, a time or a version.
+_LIST_END = re.compile(
+    r"""[ \t]*(?:$|[)）\]】`,，;；。、(（]|\.(?!\d)|(?<=[ \t])(?:[^\x00-\x7f]|(?:and|or|&)\b))""",
+    re.MULTILINE,
+)
+
+
+def _listed(
+    body: str,
+    position: int,
+    line: int,
+    line_start: int,
+    form: RefForm,
+    path: str,
+    in_code_block: bool,
+) -> list[RefRecord]:
+    """The other lines of ``x.py:360, 574`` (or ``x.py:10-20、30-40``): a reference each, its
+    text the lines as written, its path the first one's."""
+    found: list[tuple[int, int, int, int]] = []
+    while (match := _LISTED.match(body, position)) is not None:
+        start = int(match["start"])
+        end = int(match["end"]) if match["end"] else start
+        found.append((match.start("start"), match.end(), start, end))
+        position = match.end()
+    if not found or _LIST_END.match(body, position) is None:
+        return []
+    if body[position : position + 1].isdigit():
+        return []
+    records: list[RefRecord] = []
+    for begin, finish, start, end in found:
+        if body[begin - 1 : begin] == "L":
+            begin -= 1
+        records.append(
+            (
+                line,
+                begin - line_start + 1,
+                body[begin:finish],
+                form,
+                path,
+                start,
+                end,
+                None,
+                None,
+                None,
+                None,
+                False,
+                in_code_block,
+                "list",
+            )
+        )
+    return records
+
+
+_DIAGRAM_CHARACTERS = re.compile(r"[\u2500-\u257f\u2190-\u21ff\u25b2\u25ba\u25bc\u25c4]")
+
+
+@functools.lru_cache(maxsize=1024)
+def _diagram_text(block: str) -> bool:
+    return _DIAGRAM_CHARACTERS.search(block) is not None
+
+
+def _is_diagram(layout: MarkdownLayout, fence: Fence) -> bool:
+    """A plain fence drawn with box-drawing characters or arrows: a call tree, searched whole."""
+    return _diagram_text(layout.text[fence.start : fence.end])
+
+
+# Code files a ``path:symbol`` reference may name (data files have keys, not symbols).
+_CODE_EXTENSIONS = frozenset(
+    {"py", "pyi", "pyx", "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "cu", "cuh", "rs"}
+    | {"go", "java", "kt", "scala", "js", "mjs", "ts", "tsx", "jsx", "sh", "lua", "rb", "swift"}
+    | {"m", "mm", "cs", "jl"}
+)
+_PATH_SYMBOL = re.compile(
+    r"""(?P<path>(?:~?/)?(?:[A-Za-z0-9_.+\-]+/)*[A-Za-z0-9_.+\-]+\.(?P<ext>[A-Za-z0-9+]+))
+    (?P<sep>::|[:：](?!:))
+    (?P<symbol>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)(?P<call>\(\))?
+    (?![A-Za-z0-9_(/.:\-])""",
+    re.VERBOSE,
+)
+_RANGE_CELL = re.compile(
+    r"""(?<=\|)[ \t]*`?\#?L?(?P<start>\d{1,9})
+    (?:[ \t]*[-–—~][ \t]*L?(?P<end>\d{1,9}))?`?[ \t]*(?=\|)""",
+    re.VERBOSE,
+)
+_PHRASE = re.compile(
+    r"""
+    (?:\b(?:[Ll]ines?|ll\.)[ \t]*(?P<start>\d{1,9})
+       (?:[ \t]*(?:[-–—~]|to|through|and)[ \t]*(?P<end>\d{1,9}))?(?![\d:.]\d)
+     | 第[ \t]*(?P<zstart>\d{1,9})(?:[ \t]*(?:[-–—~至到])[ \t]*第?[ \t]*(?P<zend>\d{1,9}))?[ \t]*行
+     | (?<![\d.:])(?P<rstart>\d{1,9})(?:[ \t]*[-–—~][ \t]*(?P<rend>\d{1,9}))?[ \t]*行)
+    """,
+    re.VERBOSE,
+)
+_PHRASE_GAP = 48
+"""Characters that may separate a path from the lines phrase about it (``x.py` 中 `f()` 的第``)."""
+_FILE_TOKEN = re.compile(r"(?:~?/)?(?:[A-Za-z0-9_.+\-]+/)*[A-Za-z0-9_.+\-]+\.[A-Za-z][A-Za-z0-9+]*")
+
+
+def _split_records(
+    layout: MarkdownLayout, body: str, found: list[RefRecord]
+) -> tuple[list[RefRecord], set[tuple[int, int]]]:
+    """References whose lines are written apart from their path (table cells, "lines"
+    phrases) and ``path:symbol`` references without lines; and the positions of the paths
+    the first ones took their path from."""
+    text = layout.text
+    start_at = layout.body_start
+    records: list[RefRecord] = []
+    consumed: set[tuple[int, int]] = set()
+    taken = {(record[0], record[1]) for record in found}
+    if "|" in text:
+        records.extend(_table_records(layout, body, taken, consumed))
+    if "行" in text or "ine" in text or "ll." in text:
+        records.extend(_phrase_records(layout, body, taken, consumed))
+    if ":" in text or "：" in text:
+        for match in _PATH_SYMBOL.finditer(body, start_at):
+            record = _symbol_record(layout, body, match, taken)
+            if record is not None:
+                records.append(record)
+    return records, consumed
+
+
+def _symbol_record(
+    layout: MarkdownLayout, body: str, match: re.Match[str], taken: set[tuple[int, int]]
+) -> RefRecord | None:
+    if match["ext"].lower() not in _CODE_EXTENSIONS:
+        return None
+    begin = match.start()
+    if begin > 0 and (body[begin - 1] in _TOKEN_BEFORE or body[begin - 1] in "/.:"):
+        return None
+    path = match["path"]
+    form = _path_form(path)
+    if form is None:
+        return None
+    fence = layout.fence_at(begin) if layout.fences else None
+    if fence is not None and not _searchable(layout, begin):
+        return None
+    name = match["symbol"]
+    last = name.replace("::", ".").rsplit(".", 1)[-1]
+    if last in _NOT_SYMBOLS or last.lower() in KNOWN_EXTENSIONS or len(last) < 2:
+        return None
+    line, column = layout.position(begin)
+    if (line, column) in taken:
+        return None
+    return (
+        line,
+        column,
+        match.group(),
+        form,
+        path,
+        None,
+        None,
+        name,
+        None,
+        None,
+        None,
+        False,
+        fence is not None,
+        "symbol",
+    )
+
+
+def _table_records(
+    layout: MarkdownLayout, body: str, taken: set[tuple[int, int]], consumed: set[tuple[int, int]]
+) -> list[RefRecord]:
+    """A table row with a path in one cell and only lines in a later one."""
+    text = layout.text
+    records: list[RefRecord] = []
+    for match in _RANGE_CELL.finditer(body, layout.body_start):
+        line_start, line_end = layout.line_bounds(match.start())
+        row = body[line_start:line_end]
+        if not row.lstrip().startswith("|") or layout.fence_at(match.start()) is not None:
+            continue
+        before = body[line_start : match.start()]
+        cells = before.split("|")[1:-1]  # the cells before the range cell
+        paths = []
+        cell_start = line_start + before.index("|") + 1
+        for cell in cells:
+            written = cell.strip().strip("`").strip()
+            if _FILE_TOKEN.fullmatch(written) and _path_form(written) is not None:
+                paths.append((written, cell_start + cell.index(written)))
+            elif _RANGE_AT.search(cell):
+                paths = []  # a cell citing its own lines: the row is of another shape
+                break
+            cell_start += len(cell) + 1
+        if len(paths) != 1:
+            continue
+        path, path_offset = paths[0]
+        number_start = match.start("start")
+        if body[number_start - 1 : number_start] == "L":
+            number_start -= 1
+        if body[number_start - 1 : number_start] == "#":
+            number_start -= 1
+        finish = match.end("end") if match["end"] else match.end("start")
+        line, column = layout.position(number_start)
+        if (line, column) in taken:
+            continue
+        start = int(match["start"])
+        end = int(match["end"]) if match["end"] else start
+        consumed.add(layout.position(path_offset))
+        records.append(
+            (
+                line,
+                column,
+                text[number_start:finish],
+                _path_form(path) or RefForm.PATH,
+                path,
+                start,
+                end,
+                _cell_symbol(layout, body, match.end(), line_start, line_end, len(cells) + 1),
+                None,
+                None,
+                None,
+                False,
+                False,
+                "table",
+            )
+        )
+    return records
+
+
+_SYMBOL_HEADER = re.compile(
+    r"symbol|function|method|class|name|def|api|函数|方法|类|符号|名称|接口", re.IGNORECASE
+)
+
+
+def _cell_symbol(
+    layout: MarkdownLayout, body: str, after: int, line_start: int, line_end: int, column: int
+) -> str | None:
+    """The symbol the cell after a range cell (the table's ``column``, from 0) names: a code span or a call (``sleep()``), or
+    a plain name in a column whose header says it holds names (函数, Function, ...)."""
+    cell = body[after + 1 : line_end].split("|", 1)[0].strip()
+    if not cell:
+        return None
+    if cell.startswith("`") and cell.endswith("`"):
+        return _symbol_in(cell.strip("`"))
+    if "(" in cell:
+        return _symbol_in(cell)
+    header = _table_header(layout, body, line_start)
+    if header is None or len(header) <= column:
+        return None
+    return _symbol_in(cell) if _SYMBOL_HEADER.search(header[column]) else None
+
+
+def _table_header(layout: MarkdownLayout, body: str, row_start: int) -> list[str] | None:
+    """The cells of the header of the table holding the row that starts at ``row_start``."""
+    line = bisect.bisect_right(layout.line_starts, row_start) - 1
+    for index in range(line - 1, max(line - 400, 0) - 1, -1):
+        start = layout.line_starts[index]
+        written = body[start : layout.line_starts[index + 1] - 1].strip()
+        if not written.startswith("|"):
+            return None
+        if set(written) <= set("|-: \t") and index > 0:
+            previous = layout.line_starts[index - 1]
+            return body[previous:start].strip().strip("|").split("|")
+    return None
+
+
+def _phrase_records(
+    layout: MarkdownLayout, body: str, taken: set[tuple[int, int]], consumed: set[tuple[int, int]]
+) -> list[RefRecord]:
+    """``x.py (lines 811-831)``, ``x.py（第 811-831 行）``, ``x.py 中 `f()` 的第 12 行``: the
+    nearest file path before the phrase in its sentence, and nothing else in between that
+    would claim it."""
+    text = layout.text
+    records: list[RefRecord] = []
+    for match in _PHRASE.finditer(body, layout.body_start):
+        number = "start" if match["start"] else "zstart" if match["zstart"] else "rstart"
+        begin = match.start(number)
+        if layout.fence_at(begin) is not None:
+            continue
+        line_start, _ = layout.line_bounds(begin)
+        window = body[max(line_start, begin - _PHRASE_GAP - 200) : begin]
+        window_start = max(line_start, begin - _PHRASE_GAP - 200)
+        found = _path_before(window)
+        if found is None:
+            continue
+        path, between = found
+        path_offset = window_start + len(window) - len(between) - len(path)
+        end_group = {"start": "end", "zstart": "zend", "rstart": "rend"}[number]
+        start = int(match[number])
+        end = int(match[end_group]) if match[end_group] else start
+        finish = match.end(end_group) if match[end_group] else match.end(number)
+        line, column = layout.position(begin)
+        if (line, column) in taken:
+            continue
+        consumed.add(layout.position(path_offset))
+        records.append(
+            (
+                line,
+                column,
+                text[begin:finish],
+                _path_form(path) or RefForm.PATH,
+                path,
+                start,
+                end,
+                _symbol_between(between),
+                None,
+                None,
+                None,
+                False,
+                False,
+                "phrase",
+            )
+        )
+    return records
+
+
+_PHRASE_STOP = re.compile(r"[。；;！？!?]|\.\s|\d")
+
+
+def _symbol_between(between: str) -> str | None:
+    """The symbol a code span between a path and its lines phrase names (the last one)."""
+    for code in reversed(re.findall(r"`([^`]+)`", between.lstrip("`"))):
+        symbol = _symbol_in(code)
+        if symbol:
+            return symbol
+    return None
+
+
+def _path_before(window: str) -> tuple[str, str] | None:
+    """The file path nearest the end of ``window`` (the text before a lines phrase) and the
+    text between them, if it is close and nothing between ends the sentence or holds a
+    number."""
+    last = None
+    for match in _FILE_TOKEN.finditer(window):
+        last = match
+    if last is None:
+        return None
+    between = window[last.end() :]
+    if len(between) > _PHRASE_GAP or _PHRASE_STOP.search(between):
+        return None
+    if between[:1] in (":", "：") and between[1:2].isdigit():
+        return None  # `x.py:12 (line 12)`: already a reference
+    path = last.group()
+    if last.start() > 0 and window[last.start() - 1] in _TOKEN_BEFORE:
+        return None
+    return (path, between) if _path_form(path) is not None else None

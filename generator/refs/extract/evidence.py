@@ -1,0 +1,460 @@
+"""What a page says the lines it cites contain: a reference's evidence (`Evidence`).
+
+For every reference with a line range, from the page's text alone:
+
+- the code it *quotes*: a fenced block directly after the line holding the reference (blank
+  lines and up to two short caption lines between them allowed), directly before it (blank
+  lines and one caption line between), or, when the reference is a comment line of its own
+  inside a block (``# slime/x.py:10-20``), the lines after that comment up to the next such
+  line or the end of the block. A block is a quote only when its language is the cited file's
+  (or it has none) and it is not a diagram (Mermaid, or box drawing in a plain block); a line
+  holding several references quotes nothing, as it cannot say whose code follows;
+- the identifiers and calls it *names* around the reference: code spans in the same sentence,
+  list item or table row (``self.model.train()``), when the line holds no other reference;
+- the symbol named by the heading it sits under (`heading_symbol`), on request.
+
+The symbol named right next to a reference stays with the reference (`CodeRef.symbol`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import keyword
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from generator.model import Evidence, Quote
+from generator.refs.extract.markdown import Fence, MarkdownLayout
+from generator.refs.extract.refs import KNOWN_EXTENSIONS, RefRecord
+
+_MAX_CAPTION_LINES = 2
+_MAX_CAPTION_LENGTH = 160
+_MAX_NAMES = 8
+_DIAGRAM = re.compile(r"[\u2500-\u257f\u2190-\u21ff\u25b2\u25ba\u25bc\u25c4]|^\s*\+[-=]{2,}", re.M)
+_NAME = re.compile(
+    r"^(?:(?:async\s+)?def\s+|class\s+)?"
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|->)[A-Za-z_][A-Za-z0-9_]*)*)"
+    r"(?:\([^()]*\))?;?$"
+)
+_NOT_NAMES = frozenset(keyword.kwlist) | {
+    "self",
+    "cls",
+    "True",
+    "False",
+    "None",
+    "int",
+    "str",
+    "float",
+    "bool",
+    "list",
+    "dict",
+    "tuple",
+    "set",
+    "bytes",
+    "object",
+    "null",
+    "true",
+    "false",
+    "nullptr",
+    "void",
+    "auto",
+}
+_SENTENCE_END = re.compile(r"[。；;！？!?]|\.\s")
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(?P<text>[^\n]*?)[ \t#]*$", re.M)
+_HEADING_CALL = re.compile(
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)\("
+)
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+# Languages by family: a fence quotes a file when its language is the file's (or it has none).
+_FAMILIES: dict[str, str] = {}
+for _family, _names in {
+    "python": "py pyi pyx pxd python python3 py3 ipython pycon sage",
+    "c": "c h cc cpp cxx c++ hh hpp hxx cu cuh cuda metal objc m mm",
+    "rust": "rs rust",
+    "go": "go golang",
+    "java": "java",
+    "kotlin": "kt kotlin",
+    "scala": "scala",
+    "javascript": "js mjs cjs javascript jsx node",
+    "typescript": "ts tsx typescript",
+    "shell": "sh bash zsh shell",
+    "yaml": "yaml yml",
+    "toml": "toml",
+    "json": "json jsonl jsonc",
+    "ini": "ini cfg conf",
+    "lua": "lua",
+    "ruby": "rb ruby",
+    "sql": "sql",
+    "proto": "proto protobuf",
+    "cmake": "cmake",
+    "make": "mk make makefile",
+    "markdown": "md markdown",
+    "rst": "rst",
+    "triton": "triton",
+}.items():
+    for _name in _names.split():
+        _FAMILIES[_name] = _family
+
+
+def family(language_or_extension: str) -> str:
+    """The language family of a fence's language or a file's extension (itself if unknown)."""
+    key = language_or_extension.lower()
+    return _FAMILIES.get(key, key)
+
+
+def quotes_language(fence_language: str, path: str) -> bool:
+    """Whether a block in ``fence_language`` can quote the file ``path``."""
+    if not fence_language:
+        return True
+    extension = path.rsplit(".", 1)[-1] if "." in path.rsplit("/", 1)[-1] else path
+    return family(fence_language) == family(extension)
+
+
+def collect_evidence(
+    layout: MarkdownLayout, records: Sequence[RefRecord], headings: bool = False
+) -> dict[int, Evidence]:
+    """The evidence of each reference that has any, by its index in ``records``."""
+    ranged = [index for index, record in enumerate(records) if record[5] is not None]
+    if not ranged:
+        return {}
+    quotes = _quotes(layout, records, ranged) if layout.fences else {}
+    names = _names(layout, records, ranged) if layout.code_span_starts else {}
+    found: dict[int, Evidence] = {}
+    heading_of = _HeadingIndex(layout) if headings else None
+    for index in ranged:
+        quote = quotes.get(index)
+        named = names.get(index, ())
+        heading = heading_of.symbol_at(records[index][0]) if heading_of is not None else None
+        if quote is not None or named or heading is not None:
+            found[index] = Evidence(quote, named, heading)
+    return found
+
+
+# -- quotes -------------------------------------------------------------------------------------
+
+
+def _quotes(
+    layout: MarkdownLayout, records: Sequence[RefRecord], ranged: list[int]
+) -> dict[int, Quote]:
+    text = layout.text
+    line_starts = layout.line_starts
+    outside = [i for i in ranged if not records[i][12]]
+    per_line = Counter(records[i][0] for i in outside)
+    ref_lines = sorted(per_line)
+    by_line = {records[i][0]: i for i in outside}
+    quotes: dict[int, Quote] = {}
+    claimed: set[int] = set()  # fences already quoted for a reference
+    fences = [_FenceLines.of(layout, fence) for fence in layout.fences]
+    fences = [fence for fence in fences if fence is not None]
+
+    inside = [i for i in ranged if records[i][12]]
+    if inside:
+        for position, fence in enumerate(fences):
+            sections = _comment_sections(fence, records, inside, text, line_starts)
+            if sections:
+                claimed.add(position)
+                quotes.update(sections)
+
+    # After a reference: the nearest reference line above the fence, with only blank lines or
+    # short captions between.
+    for position, fence in enumerate(fences):
+        if position in claimed or not fence.quotable:
+            continue
+        above = bisect.bisect_left(ref_lines, fence.open_line) - 1
+        if above < 0:
+            continue
+        line = ref_lines[above]
+        if per_line[line] != 1 or not _gap_ok(
+            layout, line + 1, fence.open_line - 1, _MAX_CAPTION_LINES
+        ):
+            continue
+        index = by_line[line]
+        if index in quotes or not quotes_language(fence.language, records[index][4]):
+            continue
+        quotes[index] = fence.quote("after")
+        claimed.add(position)
+
+    # Before a reference, for one that has no quote yet.
+    for position, fence in enumerate(fences):
+        if position in claimed or not fence.quotable or fence.unterminated:
+            continue
+        below = bisect.bisect_right(ref_lines, fence.close_line)
+        if below >= len(ref_lines):
+            continue
+        line = ref_lines[below]
+        if per_line[line] != 1 or not _gap_ok(layout, fence.close_line + 1, line - 1, 1):
+            continue
+        index = by_line[line]
+        if index in quotes or not quotes_language(fence.language, records[index][4]):
+            continue
+        if not _is_caption(layout, line, records[index][2]):
+            continue
+        quotes[index] = fence.quote("before")
+        claimed.add(position)
+    return quotes
+
+
+class _FenceLines:
+    """A fenced block by its lines."""
+
+    __slots__ = ("close_line", "content", "language", "open_line", "quotable", "unterminated")
+
+    def __init__(
+        self, open_line: int, close_line: int, content: list[str], language: str, closed: bool
+    ) -> None:
+        self.open_line = open_line
+        self.close_line = close_line
+        self.content = content
+        self.language = language
+        self.unterminated = not closed
+        self.quotable = language != "mermaid" and not (
+            not language and any(_DIAGRAM.search(line) for line in content)
+        )
+
+    @classmethod
+    def of(cls, layout: MarkdownLayout, fence: Fence) -> _FenceLines | None:
+        lines = layout.text[fence.start : fence.end].split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        if not lines:
+            return None
+        lines = [line.removesuffix("\r") for line in lines]
+        marker = lines[0].lstrip(" \t>")[:1]
+        closing = lines[-1].strip().lstrip(">").strip() if len(lines) > 1 else ""
+        closed = len(closing) >= 3 and closing == marker * len(closing)
+        open_line = layout.position(fence.start)[0]
+        content = lines[1:-1] if closed else lines[1:]
+        return cls(open_line, open_line + len(content) + 1, content, fence.language, closed)
+
+    def quote(self, placement: str, first: int = 0, last: int | None = None) -> Quote:
+        lines = self.content[first:last]
+        return Quote(
+            self.open_line + 1 + first,
+            tuple(lines),
+            self.language,
+            placement,
+            self.unterminated,
+        )
+
+
+def _comment_sections(
+    fence: _FenceLines,
+    records: Sequence[RefRecord],
+    inside: list[int],
+    text: str,
+    line_starts: list[int],
+) -> dict[int, Quote]:
+    """References that are comment lines of their own in the fence, each quoting the lines
+    after it (up to the next such line or the end of the block)."""
+    if not fence.quotable:
+        return {}
+    first_line = fence.open_line + 1
+    last_line = first_line + len(fence.content) - 1
+    own: list[tuple[int, int]] = []  # (content index, record index)
+    per_line = Counter(records[i][0] for i in inside if first_line <= records[i][0] <= last_line)
+    for index in inside:
+        line = records[index][0]
+        if not first_line <= line <= last_line or per_line[line] != 1:
+            continue
+        written = fence.content[line - first_line]
+        if _only_reference(written, records[index][2]):
+            own.append((line - first_line, index))
+    if not own:
+        return {}
+    own.sort()
+    sections: dict[int, Quote] = {}
+    for number, (offset, index) in enumerate(own):
+        if not quotes_language(fence.language, records[index][4]):
+            continue
+        end = own[number + 1][0] if number + 1 < len(own) else len(fence.content)
+        if end > offset + 1:
+            sections[index] = fence.quote("inside", offset + 1, end)
+    return sections
+
+
+_COMMENT_START = re.compile(r"^\s*(?:#+|//+|--|%%|/\*+|\*)\s*")
+
+
+def _only_reference(line: str, reference: str) -> bool:
+    """Whether a code line is a comment holding the reference and at most a few words."""
+    match = _COMMENT_START.match(line)
+    if match is None:
+        return False
+    rest = line[match.end() :].replace(reference, " ", 1).strip(" */:：-—()（）[]`")
+    return len(rest) <= 40 and "=" not in rest
+
+
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s")
+_PROPOSAL = re.compile(
+    r"\b(?:fix(?:ed)?|suggest(?:ed|ion)?|proposed?|instead|should|could|patch|diff|after|"
+    r"rewrite|replace(?:ment)?|better|alternative)\b|建议|修复|改为|改成|应该|可以改|替换|修改后|优化后",
+    re.IGNORECASE,
+)
+
+
+def _gap_ok(layout: MarkdownLayout, first: int, last: int, captions: int) -> bool:
+    """Whether page lines ``first..last`` are blank but for at most ``captions`` short lines
+    that are not headings, do not start a list item of their own (the block would be that
+    item's) and do not introduce code of the author's (``**Fix**:``, ``建议改为：``)."""
+    if last < first:
+        return True
+    if last - first + 1 > captions + 3:
+        return False
+    text = layout.text
+    starts = layout.line_starts
+    seen = 0
+    for line in range(first, last + 1):
+        start = starts[line - 1]
+        end = starts[line] - 1 if line < len(starts) else len(text)
+        written = text[start:end].strip()
+        if not written:
+            continue
+        seen += 1
+        if seen > captions or len(written) > _MAX_CAPTION_LENGTH or written.startswith("#"):
+            return False
+        if _LIST_ITEM.match(written) or _PROPOSAL.search(written):
+            return False
+    return True
+
+
+def _is_caption(layout: MarkdownLayout, line: int, reference: str) -> bool:
+    """Whether the page line holding a reference reads as a caption of the block above it:
+    little else than the reference, and not a list item or a heading of its own."""
+    start = layout.line_starts[line - 1]
+    end = layout.text.find("\n", start)
+    written = layout.text[start : end if end != -1 else len(layout.text)].strip()
+    if _LIST_ITEM.match(written) or written.startswith(("#", "|")) or _PROPOSAL.search(written):
+        return False
+    rest = written.replace(reference, " ", 1).strip(" `*_:：-—()（）[]【】.。")
+    return len(rest) <= 40
+
+
+# -- names --------------------------------------------------------------------------------------
+
+
+def _names(
+    layout: MarkdownLayout, records: Sequence[RefRecord], ranged: list[int]
+) -> dict[int, tuple[str, ...]]:
+    """Identifiers and calls in code spans of the sentence, list item or table row holding a
+    reference, when nothing else on the line is a reference."""
+    line_starts = layout.line_starts
+    offsets = sorted(line_starts[record[0] - 1] + record[1] - 1 for record in records)
+    starts = layout.code_span_starts
+    spans = layout.code_span_matches
+    found: dict[int, tuple[str, ...]] = {}
+    for index in ranged:
+        record = records[index]
+        if record[12]:
+            continue
+        offset = line_starts[record[0] - 1] + record[1] - 1
+        sentence_start, sentence_end = _sentence(layout, offset)
+        # A sentence naming several references cannot say which one its names belong to.
+        if (
+            bisect.bisect_left(offsets, sentence_end) - bisect.bisect_left(offsets, sentence_start)
+            != 1
+        ):
+            continue
+        low = bisect.bisect_left(starts, sentence_start)
+        high = bisect.bisect_left(starts, sentence_end, low)
+        if high - low < 2 and not (high > low and record[7] is None):
+            continue  # one span: the reference's own or its symbol
+        names: list[str] = []
+        for match in spans[low:high]:
+            span_start, span_end = match.span()
+            if span_start <= offset < span_end:
+                continue  # the span holding the reference
+            name = _name_in(match[2])
+            if name is None or name == record[7] or name in names:
+                continue
+            names.append(name)
+            if len(names) == _MAX_NAMES:
+                break
+        if names:
+            found[index] = tuple(names)
+    return found
+
+
+def _sentence(layout: MarkdownLayout, offset: int) -> tuple[int, int]:
+    """The sentence holding ``offset``: a table row, or the text between sentence ends within
+    its paragraph or list item (soft line breaks do not end it)."""
+    text = layout.text
+    line_starts = layout.line_starts
+    line = bisect.bisect_right(line_starts, offset) - 1
+    line_start = line_starts[line]
+    line_end = text.find("\n", line_start)
+    line_end = len(text) if line_end == -1 else line_end
+    if text[line_start:line_end].lstrip().startswith("|"):
+        return line_start, line_end
+    # The block around: back to a blank line or the start of a list item, on to a blank line,
+    # a new list item or a table.
+    first = line
+    while first > 0 and not _LIST_ITEM.match(text[line_starts[first] : line_starts[first] + 12]):
+        previous = text[line_starts[first - 1] : line_starts[first]].strip()
+        if not previous or previous.startswith(("#", "|", "```", "~~~")):
+            break
+        first -= 1
+    last_end = line_end
+    while last_end < len(text):
+        following_end = text.find("\n", last_end + 1)
+        following_end = len(text) if following_end == -1 else following_end
+        following = text[last_end + 1 : following_end]
+        stripped = following.strip()
+        if not stripped or _LIST_ITEM.match(following) or stripped.startswith(("#", "|", "```")):
+            break
+        last_end = following_end
+    block_start = line_starts[first]
+    start, end = block_start, last_end
+    for match in _SENTENCE_END.finditer(text, block_start, last_end):
+        if match.start() < offset:
+            start = match.end()
+        else:
+            end = match.start()
+            break
+    return start, end
+
+
+def _name_in(code: str) -> str | None:
+    """The identifier or call a code span names (``torch.cuda.empty_cache()`` gives
+    ``torch.cuda.empty_cache``), or None for anything else."""
+    match = _NAME.match(code.strip())
+    if match is None:
+        return None
+    name = match.group("name").replace("::", ".").replace("->", ".")
+    last = name.rsplit(".", 1)[-1]
+    if len(last) < 3 or last in _NOT_NAMES or last.lower() in KNOWN_EXTENSIONS:
+        return None
+    return name
+
+
+# -- headings -----------------------------------------------------------------------------------
+
+
+class _HeadingIndex:
+    """The headings of a page by line, for the symbol the nearest one above a line names."""
+
+    def __init__(self, layout: MarkdownLayout) -> None:
+        prose = layout.without_code_blocks
+        self.lines: list[int] = []
+        self.symbols: list[str | None] = []
+        for match in _HEADING.finditer(prose, layout.body_start):
+            self.lines.append(layout.position(match.start())[0])
+            self.symbols.append(heading_symbol(match.group("text")))
+
+    def symbol_at(self, line: int) -> str | None:
+        index = bisect.bisect_right(self.lines, line) - 1
+        return self.symbols[index] if index >= 0 else None
+
+
+def heading_symbol(heading: str) -> str | None:
+    """The symbol a heading names: its first code span that is a name, or a ``name()`` call
+    (``2.3 sleep() 实现`` names ``sleep``)."""
+    for code in _CODE_SPAN.findall(heading):
+        name = _name_in(code)
+        if name is not None:
+            return name
+    match = _HEADING_CALL.search(heading)
+    if match is not None:
+        return _name_in(match.group("name"))
+    return None

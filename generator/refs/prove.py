@@ -1,0 +1,445 @@
+"""Prove references: check that the cited lines hold what the page says they hold.
+
+`Prover.prove` takes a reference already resolved to a file at a commit (`Resolver`) and its
+`Evidence`, and reports:
+
+- ``quote-elsewhere`` (error): the code the page quotes is not in the cited lines but elsewhere
+  in the file, or in another file of the upstream; with the range where it is, as a `Fix` when
+  that place is unique and the quote strong (``verify --fix`` applies it);
+- ``quote-not-found`` (error): the quoted code is nowhere at the commit; where the history
+  shows it at another commit (the nearest one along the tracked branch), the message names it:
+  then the pin is wrong, not the range (``pin suggest`` finds the commit for a whole page);
+- ``quote-unchecked`` (warning): a quote that cannot be compared (an unterminated fence, a
+  binary file, an over-long quote), with the reason;
+- ``names-not-in-range`` (warning): the identifiers and calls the sentence names around the
+  reference occur nowhere in the cited lines but elsewhere in the file.
+
+Weak quotes (one or two generic lines) never give an error: see `generator.refs.quote`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from generator.checks import severity_of
+from generator.model import CodeRef, Evidence, Finding, Fix, Quote, ResolvedRef, Upstream
+from generator.refs.quote import (
+    ELSEWHERE,
+    IN_RANGE,
+    MAX_QUOTE_LINES,
+    UNDECIDED,
+    FileIndex,
+    Placement,
+    PreparedQuote,
+    QuoteVerdict,
+    best_partial,
+    comment_markers,
+    is_strong,
+    judge,
+    placements,
+    prepare,
+)
+from generator.refs.resolve import Resolver
+from generator.upstream.gitstore import BlobText, GitStore, identifier_columns
+from generator.upstream.history import History, history_for
+
+log = logging.getLogger(__name__)
+
+MAX_OTHER_FILE_SEARCHES = 200
+"""Searches of a whole upstream for a quote not in its file, per run (each is a ``git grep``)."""
+MAX_HISTORY_SEARCHES = 100
+"""Searches of a file's history for a quote found nowhere at the pin, per run."""
+_MAX_CANDIDATE_FILES = 20
+_MAX_LISTED = 4
+_TOKEN = re.compile(r"[^\s]{8,}")
+_BINARY = re.compile(r"[\x00-\x08\x0e-\x1f]")
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    upstream: Upstream
+    commit: str
+    path: str
+    sha: str
+    blob: BlobText
+
+
+class Prover:
+    """Checks the evidence of references, sharing file indexes and verdicts across a run."""
+
+    def __init__(self, resolver: Resolver) -> None:
+        self.stores = resolver
+        self._indexes: dict[tuple[str, str], FileIndex] = {}
+        self._prepared: dict[tuple[tuple[str, ...], str], PreparedQuote | None] = {}
+        self._judged: dict[tuple[int, str, int, int], QuoteVerdict] = {}
+        self._histories: dict[str, dict[str, History]] = {}
+        self._other_files: dict[tuple[int, str, str], list[tuple[str, Placement]]] = {}
+        self._elsewhere_in_time: dict[tuple[int, str, str], str | None] = {}
+        self.other_file_searches = 0
+        self.history_searches = 0
+
+    def prove(self, ref: CodeRef, verdict: ResolvedRef, evidence: Evidence) -> list[Finding]:
+        """The findings of ``ref``'s evidence against the lines it cites (none when they hold
+        it, or when there is nothing to check)."""
+        if ref.start is None or ref.end is None or not verdict.path or not verdict.commit:
+            return []
+        target = self._target(verdict)
+        if target is None:
+            return []
+        findings: list[Finding] = []
+        if evidence.quote is not None:
+            findings.extend(self._prove_quote(ref, target, evidence.quote))
+        if evidence.names and not findings and not ref.symbol and 1 <= ref.start <= ref.end:
+            # (A symbol named right next to the reference is the stronger claim, checked by
+            # the resolver: the sentence's other names may be its callers or callees.)
+            findings.extend(self._prove_names(ref, target, evidence.names))
+        return findings
+
+    # -- quotes ---------------------------------------------------------------------------
+
+    def _prove_quote(self, ref: CodeRef, target: _Target, quote: Quote) -> list[Finding]:
+        assert ref.start is not None and ref.end is not None
+        problem = _unchecked_reason(quote, target)
+        if problem is not None:
+            return [self._finding(ref, target, "quote-unchecked", problem)]
+        prepared = self._prepare(quote, target.path)
+        if prepared is None:
+            return []
+        index = self._index(target)
+        key = (id(prepared), target.sha, ref.start, ref.end)
+        verdict = self._judged.get(key)
+        if verdict is None:
+            verdict = self._judged[key] = judge(prepared, index, ref.start, ref.end)
+        if verdict.outcome in (IN_RANGE, UNDECIDED):
+            return []
+        where = _quote_words(quote, prepared)
+        cited = f"{_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)}"
+        if verdict.outcome == ELSEWHERE:
+            if not verdict.strong:
+                return []
+            places = verdict.places
+            if len(places) == 1:
+                place = places[0]
+                fix = Fix(target.path, *_fixed_range(ref, place))
+                return [
+                    self._finding(
+                        ref,
+                        target,
+                        "quote-elsewhere",
+                        f"{where} is not in {cited}; it is at {_span(place)}",
+                        _ref_text(fix, ref),
+                        fix,
+                    )
+                ]
+            listed = ", ".join(_span(place) for place in places[:_MAX_LISTED])
+            more = f" and {len(places) - _MAX_LISTED} more" if len(places) > _MAX_LISTED else ""
+            return [
+                self._finding(
+                    ref,
+                    target,
+                    "quote-elsewhere",
+                    f"{where} is not in {cited}; it matches {len(places)} places: {listed}{more}",
+                    "cite the one meant: "
+                    + " or ".join(f"{target.path}:{_span(p)}" for p in places[:_MAX_LISTED]),
+                )
+            ]
+        # Nowhere in the cited file: another file of the upstream, or another commit.
+        if not is_strong(prepared):
+            return []
+        others = self._in_other_files(prepared, target)
+        if len(others) == 1 and len(others[0][1]) == 1 and is_strong(prepared, others[0][1][0]):
+            path, (place,) = others[0]
+            fix = Fix(path, *_fixed_range(ref, place))
+            return [
+                self._finding(
+                    ref,
+                    target,
+                    "quote-elsewhere",
+                    f"{where} is not in '{target.path}' at {_at(target)}; it is in '{path}' "
+                    f"at {_span(place)}",
+                    _ref_text(fix, ref),
+                    fix,
+                )
+            ]
+        if others:
+            listed = ", ".join(
+                f"{path}:{_span(place)}" for path, found in others for place in found
+            )
+            return [
+                self._finding(
+                    ref,
+                    target,
+                    "quote-elsewhere",
+                    f"{where} is not in '{target.path}' at {_at(target)}; it matches in "
+                    f"other files: {listed}",
+                    "cite the one meant",
+                )
+            ]
+        message = f"{where} is nowhere in '{target.path}' at {_at(target)}"
+        closest = best_partial(prepared, index)
+        if closest is not None and closest.matched >= 2:
+            message += (
+                f" (closest: {closest.matched} of {prepared.required} lines at {_span(closest)})"
+            )
+        suggestion = None
+        found = self._in_history(prepared, target)
+        if found is not None:
+            message += f"; {found}"
+            suggestion = f"python -m generator pin suggest {ref.page}"
+        return [self._finding(ref, target, "quote-not-found", message, suggestion)]
+
+    def _prepare(self, quote: Quote, path: str) -> PreparedQuote | None:
+        language = quote.language or path.rsplit(".", 1)[-1]
+        key = (quote.lines, language)
+        if key not in self._prepared:
+            self._prepared[key] = prepare(quote.lines, language)
+        return self._prepared[key]
+
+    def _index(self, target: _Target) -> FileIndex:
+        return self._index_of(target.upstream, target.sha, target.blob, target.path)
+
+    def _index_of(self, upstream: Upstream, sha: str, blob: BlobText, path: str) -> FileIndex:
+        key = (upstream.name, sha)
+        index = self._indexes.get(key)
+        if index is None:
+            markers = comment_markers(path.rsplit(".", 1)[-1])
+            index = self._indexes[key] = FileIndex(blob.lines, markers)
+        return index
+
+    def _in_other_files(
+        self, prepared: PreparedQuote, target: _Target
+    ) -> list[tuple[str, list[Placement]]]:
+        """Files of the upstream at the commit, other than the cited one, where the quote
+        matches: found with ``git grep`` for its most distinctive piece of text."""
+        key = (id(prepared), target.upstream.name, target.commit)
+        if key in self._other_files:
+            return self._other_files[key]
+        found: list[tuple[str, list[Placement]]] = []
+        self._other_files[key] = found
+        needle = _needle(prepared)
+        if needle is None or self.other_file_searches >= MAX_OTHER_FILE_SEARCHES:
+            return found
+        self.other_file_searches += 1
+        store = self.stores.store(target.upstream)
+        paths = _grep(store, target.commit, needle, target.path)
+        tree = store.tree(target.commit)
+        for path in paths[:_MAX_CANDIDATE_FILES]:
+            entry = tree.get(path)
+            if entry is None or entry.kind != "blob" or entry.is_symlink:
+                continue
+            blob = store.blob(entry.sha)
+            if blob.is_binary:
+                continue
+            places = placements(prepared, self._index_of(target.upstream, entry.sha, blob, path))
+            if places:
+                found.append((path, places))
+        return found
+
+    def _in_history(self, prepared: PreparedQuote, target: _Target) -> str | None:
+        """Words saying the nearest commit whose version of the file holds the quote."""
+        key = (id(prepared), target.upstream.name, target.path)
+        if key in self._elsewhere_in_time:
+            return self._elsewhere_in_time[key]
+        self._elsewhere_in_time[key] = None
+        if self.history_searches >= MAX_HISTORY_SEARCHES:
+            return None
+        self.history_searches += 1
+        store = self.stores.store(target.upstream)
+        histories = self._histories.setdefault(target.upstream.name, {})
+        history = history_for(store, target.commit, target.upstream.branch, histories)
+
+        def holds(sha: str) -> bool:
+            blob = store.blob(sha)
+            if blob.is_binary:
+                return False
+            index = self._index_of(target.upstream, sha, blob, target.path)
+            return any(is_strong(prepared, p) for p in placements(prepared, index))
+
+        found = history.nearest(target.path, target.commit, holds)
+        if found is None:
+            return None
+        blob = store.blob(found.blob)
+        place = placements(
+            prepared, self._index_of(target.upstream, found.blob, blob, target.path)
+        )[0]
+        count = abs(found.distance)
+        direction = "after" if found.distance > 0 else "before"
+        when = f"{count} commit{'s' if count != 1 else ''} {direction} the pin"
+        words = (
+            f"it is at {_span(place)} in {target.upstream.name}@{found.commit.sha[:7]} ({when}, "
+            f"'{found.commit.subject[:60]}'): the page may have been written against that commit"
+        )
+        self._elsewhere_in_time[key] = words
+        return words
+
+    # -- names ----------------------------------------------------------------------------
+
+    def _prove_names(self, ref: CodeRef, target: _Target, names: Sequence[str]) -> list[Finding]:
+        """At least two names, none used in the cited lines, each used elsewhere in the file."""
+        assert ref.start is not None and ref.end is not None
+        blob = target.blob
+        if blob.is_binary or ref.end > blob.line_count:
+            return []
+        lasts = list(dict.fromkeys(name.rsplit(".", 1)[-1] for name in names))
+        if len(lasts) < 2:
+            return []
+        python = target.path.endswith((".py", ".pyi"))
+        elsewhere: list[tuple[str, int]] = []
+        for name in lasts:
+            if python:
+                if blob.occurs_in_code(name, ref.start, ref.end):
+                    return []
+            elif any(
+                identifier_columns(line, name) for line in blob.lines[ref.start - 1 : ref.end]
+            ):
+                return []
+            first = first_use(blob, name, python)
+            if first is None:
+                return []  # named but not in this file: it may live elsewhere
+            elsewhere.append((name, first))
+        listed = ", ".join(f"`{name}` at {line}" for name, line in elsewhere)
+        return [
+            self._finding(
+                ref,
+                target,
+                "names-not-in-range",
+                f"{_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)} uses "
+                f"none of the names the text gives it; they are used at: {listed}",
+            )
+        ]
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _target(self, verdict: ResolvedRef) -> _Target | None:
+        upstream = self.stores.manifest.upstreams.get(verdict.upstream or "")
+        if upstream is None or verdict.commit is None or verdict.path is None:
+            return None
+        try:
+            store = self.stores.store(upstream)
+        except Exception:
+            return None
+        entry = store.tree(verdict.commit).get(verdict.path)
+        if entry is None or entry.kind != "blob" or entry.is_symlink:
+            return None
+        return _Target(upstream, verdict.commit, verdict.path, entry.sha, store.blob(entry.sha))
+
+    @staticmethod
+    def _finding(
+        ref: CodeRef,
+        target: _Target,
+        check: str,
+        message: str,
+        suggestion: str | None = None,
+        fix: Fix | None = None,
+    ) -> Finding:
+        return Finding(
+            severity_of(check),
+            check,
+            ref.page,
+            ref.line,
+            ref.column,
+            message,
+            suggestion,
+            ref.text,
+            target.upstream.name,
+            target.commit,
+            target.path,
+            ref.start,
+            ref.end,
+            fix,
+        )
+
+
+def first_use(blob: BlobText, name: str, python: bool) -> int | None:
+    """The first line that uses ``name`` in code (for Python, outside comments and
+    docstrings), or None."""
+    for number, line in enumerate(blob.lines, 1):
+        if identifier_columns(line, name) and (
+            not python or blob.occurs_in_code(name, number, number)
+        ):
+            return number
+    return None
+
+
+def _unchecked_reason(quote: Quote, target: _Target) -> str | None:
+    if target.blob.is_binary:
+        return f"'{target.path}' is a binary file; the quote at line {quote.line} is not compared"
+    if quote.unterminated:
+        return (
+            f"the code block at line {quote.line - 1} is never closed, so the quote runs to the "
+            "end of the page; close it with a fence line to have the quote compared"
+        )
+    if len(quote.lines) > MAX_QUOTE_LINES:
+        return (
+            f"the quote at line {quote.line} has {len(quote.lines)} lines; quotes of more than "
+            f"{MAX_QUOTE_LINES} lines are not compared"
+        )
+    if any(_BINARY.search(line) for line in quote.lines):
+        return f"the quote at line {quote.line} holds control characters; it is not compared"
+    return None
+
+
+def _fixed_range(ref: CodeRef, place: Placement) -> tuple[int, int]:
+    """The proven range in the reference's own shape: one line stays one line."""
+    if ref.start == ref.end:
+        return place.first, place.first
+    return place.first, place.last
+
+
+def _ref_text(fix: Fix, ref: CodeRef) -> str:
+    return (
+        f"{fix.path}:{fix.start}" if ref.start == ref.end else f"{fix.path}:{fix.start}-{fix.end}"
+    )
+
+
+def _needle(prepared: PreparedQuote) -> str | None:
+    """The longest piece of the quote without white space: what to search other files for."""
+    pieces = [
+        piece
+        for line in prepared.lines
+        if line.kind == 0 and line.pattern is None
+        for piece in _TOKEN.findall(line.bare)
+    ]
+    return max(pieces, key=len, default=None)
+
+
+def _grep(store: GitStore, commit: str, needle: str, exclude: str) -> list[str]:
+    """Files of ``commit`` that contain ``needle`` (a fixed string), the cited one excluded."""
+    extension = exclude.rsplit(".", 1)[-1] if "." in exclude.rsplit("/", 1)[-1] else None
+    arguments = ["git", "grep", "-I", "-l", "-F", "-e", needle, commit, "--"]
+    if extension:
+        arguments.append(f"*.{extension}")
+    try:
+        result = subprocess.run(
+            arguments, cwd=store.path, capture_output=True, check=False, timeout=60
+        )
+    except subprocess.TimeoutExpired:
+        log.warning("searching %s for a quote took too long; other files not searched", store.path)
+        return []
+    paths = []
+    for line in result.stdout.decode("utf-8", "surrogateescape").splitlines():
+        path = line.partition(":")[2]
+        if path and path != exclude:
+            paths.append(path)
+    return paths
+
+
+def _quote_words(quote: Quote, prepared: PreparedQuote) -> str:
+    count = prepared.required
+    return f"the code quoted at line {quote.line} ({count} line{'s' if count != 1 else ''})"
+
+
+def _span(place: Placement) -> str:
+    return f"{place.first}-{place.last}" if place.last > place.first else str(place.first)
+
+
+def _range_words(start: int, end: int) -> str:
+    return f"line {start}" if start == end else f"range {start}-{end}"
+
+
+def _at(target: _Target) -> str:
+    return f"{target.upstream.name}@{target.commit[:7]}"

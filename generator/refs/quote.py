@@ -1,0 +1,599 @@
+"""Where quoted code sits in a file: the matcher behind a reference's quote evidence.
+
+A page quotes the code it cites, and edits it as people do: it drops blank lines, writes
+``...`` or ``# ...`` where it leaves code out, adds comments of its own (on a line or after
+code), and reindents. A quote *matches* a place in a file when its lines appear there in order:
+
+- lines are compared after normalising white space (indentation and runs of blanks);
+- a line also matches when the two agree once their trailing comments are removed (the author
+  annotated the code), and a line with ``...`` inside (``def f(self, ...):``) matches a line
+  with the same beginning and end;
+- an elision line (``...``, ``…``, ``# ...``, ``pass  # omitted``, ``# 省略``) lets any number
+  of lines be skipped; elsewhere at most `SLACK` non-blank lines may be skipped between two
+  quoted lines (an author drops a line without saying so);
+- comment-only lines of the quote and *filler* lines (``)``, ``else:``, ``return``) need not be
+  found, but count when they are; every other line is *required*;
+- a place where at least `MATCH_RATIO` of the required lines are found, in order, is a match,
+  so an author's small edit (a renamed variable in one line of ten) does not hide the quote.
+
+`judge` then says whether the quote is inside the cited lines, elsewhere (once or several
+times), or nowhere, and whether the quote is *strong* enough to act on: a quote of one or two
+generic lines (``return x``) is weak evidence, never an error on its own, and never rewritten
+to. The thresholds were measured on a generated drift corpus (see ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+SLACK = 3
+"""Non-blank file lines that may lie between two consecutive quoted lines with no elision."""
+MATCH_RATIO = 0.8
+"""Share of a quote's required lines that must be found, in order, for a place to be where the
+quote *is* (what ``quote-elsewhere`` reports and ``--fix`` rewrites to)."""
+ACCEPT_RATIO = 0.5
+"""Share that suffices for the quote to be *in* the cited lines: an author who rewrote a
+signature and a docstring still quotes the right code. Between the two ratios the evidence
+cannot tell, and nothing is reported."""
+MAX_QUOTE_LINES = 400
+"""Longer quotes are not compared (a pasted file is not evidence about a range)."""
+_MAX_OCCURRENCES = 64
+"""A line found more often than this in a file anchors nothing (it is as good as a filler)."""
+_MAX_PAIRS = 6000
+
+_ELLIPSIS = ("...", "…")
+_ELISION_WORDS = re.compile(
+    r"^(?:\.\.\.|…|\(?(?:omitted|elided|snip(?:ped)?|truncated|more|etc\.?|rest|"
+    r"省略|略|其余|其他|以下|此处省略)\b.*)",
+    re.IGNORECASE,
+)
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+_FILLERS = frozenset(
+    _words(
+        """) ] } ); ]; }; ), ], }, ): ]): else: else try: finally: pass return break continue
+        end fi done esac do then begin { ( [ @ \"\"\" ''' -> => */ /* */; default: }else{
+        } else { else {"""
+    )
+)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{4,}")
+_KEYWORDS = frozenset(
+    _words(
+        """False await break class continue except finally global import lambda nonlocal raise
+        return while yield assert async const static struct public private protected include
+        define typedef unsigned template typename virtual inline switch default sizeof
+        extern override"""
+    )
+)
+
+
+def normalise(line: str) -> str:
+    """The line with its indentation removed and runs of white space made one space."""
+    return " ".join(line.split())
+
+
+def comment_markers(language: str) -> tuple[str, ...]:
+    """Line-comment markers of the language family a path extension or fence names."""
+    return _COMMENTS.get(language.lower(), ("#", "//"))
+
+
+_HASH = ("#",)
+_SLASHES = ("//",)
+_COMMENTS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(
+        _words(
+            "py pyi pyx pxd python python3 py3 sh bash zsh shell yaml yml toml cfg conf ini r rb "
+            "ruby pl perl cmake mk makefile dockerfile ex exs jl julia bzl starlark"
+        ),
+        _HASH,
+    ),
+    **dict.fromkeys(
+        _words(
+            "c cc cpp cxx c++ h hh hpp hxx cu cuh cuda metal rs rust go java kt kotlin scala js "
+            "mjs cjs javascript ts tsx typescript jsx swift cs csharp fs dart proto php triton scss"
+        ),
+        _SLASHES,
+    ),
+    **dict.fromkeys(_words("lua sql hs haskell"), ("--",)),
+}
+
+
+def strip_comment(text: str, markers: tuple[str, ...]) -> str:
+    """``text`` (normalised) without a trailing comment, for markers outside string literals."""
+    first = min((found for m in markers if (found := text.find(m)) != -1), default=-1)
+    if first == -1:
+        return text
+    if not any(q in text[:first] for q in "\"'`\\"):
+        return text[:first].rstrip()  # no string can hide the marker: the common case
+    quote: str | None = None
+    escaped = False
+    for index, char in enumerate(text):
+        if escaped:
+            escaped = False
+            continue
+        if char == "\\":
+            escaped = True
+        elif quote:
+            if char == quote:
+                quote = None
+        elif char in "\"'`":
+            quote = char
+        elif any(text.startswith(marker, index) for marker in markers):
+            return text[:index].rstrip()
+    return text
+
+
+# -- the quote ----------------------------------------------------------------------------------
+
+CODE, FILLER, COMMENT = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class QuoteLine:
+    number: int
+    """Index of the line in the quote as written (0-based)."""
+    text: str
+    """Normalised."""
+    bare: str
+    """Normalised, without a trailing comment (may be empty for a comment-only line)."""
+    kind: int
+    """`CODE` (required), `FILLER` or `COMMENT` (found when they can be)."""
+    elided_before: bool
+    """An elision stands between this line and the previous one: any gap is allowed."""
+    pattern: tuple[str, str] | None = None
+    """(beginning, end) when the line elides inside itself (``def f(self, ...):``)."""
+    distinctive: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedQuote:
+    lines: tuple[QuoteLine, ...]
+    segments: tuple[str, ...]
+    """The quote's code between elisions, each in `compact` form (comment lines left out)."""
+    required: int
+    """How many `CODE` lines it has."""
+    distinctive: int
+    """How many of those are distinctive (long, or naming an identifier of five letters)."""
+    markers: tuple[str, ...]
+
+
+def prepare(written: Sequence[str], language: str) -> PreparedQuote | None:
+    """The quote ready to match, or None when it says nothing checkable (no code lines)."""
+    markers = comment_markers(language)
+    lines: list[QuoteLine] = []
+    elided = False
+    for number, raw in enumerate(written[:MAX_QUOTE_LINES]):
+        text = normalise(raw)
+        if not text:
+            continue
+        bare = strip_comment(text, markers)
+        if _is_elision(text, bare, markers):
+            elided = True
+            continue
+        if not bare:
+            kind = COMMENT
+        elif bare in _FILLERS or len(bare) <= 2:
+            kind = FILLER
+        else:
+            kind = CODE
+        pattern = None
+        if kind == CODE and any(mark in bare for mark in _ELLIPSIS):
+            head, _, tail = bare.replace("…", "...").partition("...")
+            tail = tail.rsplit("...", 1)[-1]
+            pattern = (head.rstrip(), tail.lstrip())
+        distinctive = kind == CODE and (
+            len(bare) >= 16
+            or (
+                len(bare) >= 10 and any(name not in _KEYWORDS for name in _IDENTIFIER.findall(bare))
+            )
+        )
+        lines.append(QuoteLine(number, text, bare, kind, elided, pattern, distinctive))
+        elided = False
+    required = sum(1 for line in lines if line.kind == CODE)
+    if required == 0:
+        return None
+    distinctive = sum(1 for line in lines if line.distinctive)
+    return PreparedQuote(tuple(lines), _segments(lines, markers), required, distinctive, markers)
+
+
+def _segments(lines: list[QuoteLine], markers: tuple[str, ...]) -> tuple[str, ...]:
+    if any(line.pattern is not None for line in lines):
+        return ()  # `def f(self, ...):` elides inside a line: leave such quotes to the lines
+    pieces = compact_lines([line.text for line in lines], markers)
+    segments: list[str] = []
+    current: list[str] = []
+    for line, piece in zip(lines, pieces, strict=True):
+        if line.elided_before and current:
+            segments.append("".join(current))
+            current = []
+        if line.kind != COMMENT:
+            current.append(piece)
+    if current:
+        segments.append("".join(current))
+    return tuple(segment for segment in segments if segment)
+
+
+def _is_elision(text: str, bare: str, markers: tuple[str, ...]) -> bool:
+    if text in _ELLIPSIS or bare in _ELLIPSIS:
+        return True
+    if bare == "pass" and bare != text:
+        return True  # `pass  # omitted`
+    if not bare:  # a comment-only line: `# ...`, `// 省略`, `# ... (rest omitted)`
+        body = text
+        for marker in (*markers, "/*", "*/", "#", "//"):
+            body = body.replace(marker, " ")
+        body = body.strip(" *")
+        return not body or _ELISION_WORDS.match(body) is not None
+    return False
+
+
+# -- the file -----------------------------------------------------------------------------------
+
+
+class FileIndex:
+    """A file's lines, normalised and indexed for matching quotes (built lazily, kept per blob
+    by the caller: most quotes need only `normalised`)."""
+
+    def __init__(self, lines: Sequence[str], markers: tuple[str, ...]) -> None:
+        self.lines = lines
+        self.markers = markers
+        self._by_text: dict[str, list[int]] | None = None
+        self._by_bare: dict[str, list[int]] = {}
+
+    @cached_property
+    def normalised(self) -> list[str]:
+        return [" ".join(line.split()) for line in self.lines]
+
+    @cached_property
+    def ranks(self) -> list[int]:
+        """``ranks[n]``: how many non-blank lines there are up to line ``n`` (1-based)."""
+        ranks = [0]
+        count = 0
+        for text in self.normalised:
+            if text:
+                count += 1
+            ranks.append(count)
+        return ranks
+
+    def _build(self) -> dict[str, list[int]]:
+        by_text: dict[str, list[int]] = {}
+        by_bare = self._by_bare
+        markers = self.markers
+        for number, text in enumerate(self.normalised, 1):
+            if not text:
+                continue
+            by_text.setdefault(text, []).append(number)
+            bare = strip_comment(text, markers)
+            if bare and bare != text:
+                by_bare.setdefault(bare, []).append(number)
+        self._by_text = by_text
+        return by_text
+
+    def occurrences(self, line: QuoteLine, low: int, high: int) -> list[int]:
+        """Lines (1-based, from ``low`` to ``high``) that ``line`` matches."""
+        by_text = self._by_text if self._by_text is not None else self._build()
+        found: set[int] = set()
+        found.update(_between(by_text.get(line.text, ()), low, high))
+        if line.bare:
+            if line.bare != line.text:
+                found.update(_between(by_text.get(line.bare, ()), low, high))
+            found.update(_between(self._by_bare.get(line.bare, ()), low, high))
+        if line.pattern is not None and len(found) < _MAX_OCCURRENCES:
+            head, tail = line.pattern
+            normalised = self.normalised
+            for number in range(low, high + 1):
+                text = normalised[number - 1]
+                if (
+                    len(text) >= len(head) + len(tail)
+                    and text.startswith(head)
+                    and text.endswith(tail)
+                ):
+                    found.add(number)
+                    if len(found) >= _MAX_OCCURRENCES:
+                        break
+        return sorted(found)
+
+    @cached_property
+    def compact(self) -> tuple[str, list[int]]:
+        """The file as one string of its lines' `compact` forms, and where each line starts in
+        it (one more entry: the end), for finding quotes whose statements were reflowed."""
+        pieces = compact_lines(self.normalised, self.markers)
+        starts = [0]
+        for piece in pieces:
+            starts.append(starts[-1] + len(piece))
+        return "".join(pieces), starts
+
+    def compact_placements(self, quote: PreparedQuote, low: int, high: int) -> list[Placement]:
+        """Places between lines ``low`` and ``high`` where every segment of the quote (its
+        parts between elisions) appears, in order, in the compact text: each segment starting
+        and ending at line boundaries. A reflowed statement (one call over two lines quoted
+        over four) is found so."""
+        segments = quote.segments
+        if not segments or not segments[0]:
+            return []
+        text, starts = self.compact
+        begin, stop = starts[low - 1], starts[high]
+        found: list[Placement] = []
+        first = segments[0]
+        position = text.find(first, begin, stop)
+        while position != -1 and len(found) < _MAX_OCCURRENCES:
+            line = bisect.bisect_right(starts, position) - 1  # 0-based line holding it
+            if starts[line] == position:
+                last = _segments_from(text, starts, segments, position, stop)
+                if last is not None:
+                    found.append(Placement(line + 1, last, quote.required, quote.distinctive))
+            position = text.find(first, position + 1, stop)
+        return found
+
+    def holds_in_order(self, quote: PreparedQuote, start: int, end: int) -> bool:
+        """Whether every line of the quote is in lines ``start..end``, in order, as written:
+        each next to the previous (blank and comment-only file lines aside), but where the
+        quote elides. The common case, decided without building the index; False only means
+        that `placements` must look closer."""
+        normalised = self.normalised
+        markers = self.markers
+        position = start - 1
+        last = min(end, len(normalised))
+        seeking = True  # the first line may be anywhere in the range
+        for line in quote.lines:
+            seeking = seeking or line.elided_before
+            before = position
+            while position < last:
+                text = normalised[position]
+                if text and _same(line, text, markers):
+                    break
+                if seeking or not text or text.startswith(markers):
+                    position += 1
+                    continue
+                position = last  # a different line where the next quoted one should be
+            if position >= last:
+                if line.kind == CODE:
+                    return False
+                position = before  # a comment or filler of the author's: the file lacks it
+                continue
+            position += 1
+            seeking = False
+        return True
+
+
+def _same(line: QuoteLine, text: str, markers: tuple[str, ...]) -> bool:
+    if text == line.text:
+        return True
+    bare = line.bare
+    if not bare:
+        return False
+    if text == bare or strip_comment(text, markers) == bare:
+        return True
+    if line.pattern is not None:
+        head, tail = line.pattern
+        return len(text) >= len(head) + len(tail) and text.startswith(head) and text.endswith(tail)
+    return False
+
+
+def _segments_from(
+    text: str, starts: list[int], segments: tuple[str, ...], position: int, stop: int
+) -> int | None:
+    """The last line (1-based) of the quote's segments found in order from ``position``, each
+    ending at a line boundary, or None."""
+    end = position
+    for number, segment in enumerate(segments):
+        if number > 0:
+            position = text.find(segment, end, stop)
+            while position != -1 and starts[bisect.bisect_right(starts, position) - 1] != position:
+                position = text.find(segment, position + 1, stop)
+            if position == -1:
+                return None
+        end = position + len(segment)
+        boundary = bisect.bisect_left(starts, end)
+        if boundary >= len(starts) or starts[boundary] != end:
+            return None
+    # The line ending there; empty lines (blank or comment-only) end at the same offset.
+    return bisect.bisect_left(starts, end)
+
+
+_TRAILING_COMMA = re.compile(r",(?=[)\]}])")
+
+
+def compact(text: str, markers: tuple[str, ...]) -> str:
+    """A normalised line without its comment, white space and trailing commas before a
+    closing bracket: the form in which reflowed code still reads the same."""
+    bare = strip_comment(text, markers)
+    if not bare:
+        return ""
+    return _TRAILING_COMMA.sub("", "".join(bare.split()))
+
+
+def compact_lines(lines: Sequence[str], markers: tuple[str, ...]) -> list[str]:
+    """`compact` of each line, with a comma that ends a line dropped when the next code line
+    starts with a closing bracket (``f(a,\n)`` reads as ``f(a)``)."""
+    pieces = [compact(text, markers) for text in lines]
+    following = ""
+    for number in range(len(pieces) - 1, -1, -1):
+        piece = pieces[number]
+        if not piece:
+            continue
+        if piece.endswith(",") and following[:1] in (")", "]", "}"):
+            pieces[number] = piece[:-1]
+        following = piece
+    return pieces
+
+
+def _between(numbers: Sequence[int], low: int, high: int) -> Sequence[int]:
+    if not numbers or (numbers[0] >= low and numbers[-1] <= high):
+        return numbers
+    return numbers[bisect.bisect_left(numbers, low) : bisect.bisect_right(numbers, high)]
+
+
+# -- matching -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """A place in the file where the quote matches."""
+
+    first: int
+    last: int
+    """The span (1-based, inclusive) from the first matched line to the last."""
+    matched: int
+    """Required lines found there."""
+    distinctive: int
+    """Distinctive lines found there."""
+
+    def inside(self, start: int, end: int) -> bool:
+        return start <= self.first and self.last <= end
+
+
+def placements(
+    quote: PreparedQuote,
+    index: FileIndex,
+    low: int = 1,
+    high: int | None = None,
+    ratio: float = MATCH_RATIO,
+) -> list[Placement]:
+    """Every place between lines ``low`` and ``high`` where at least ``ratio`` of the quote's
+    required lines are found, best first (most found), then in file order; overlapping places
+    are one place, the best."""
+    low = max(low, 1)
+    high = len(index.lines) if high is None else min(high, len(index.lines))
+    if high < low:
+        return []
+    pairs: list[tuple[int, int]] = []  # (quote line index, file line)
+    for position, line in enumerate(quote.lines):
+        found = index.occurrences(line, low, high)
+        if len(found) > _MAX_OCCURRENCES:
+            continue  # too common to place anything (a required one costs the quote a line)
+        pairs.extend((position, number) for number in found)
+        if len(pairs) > _MAX_PAIRS:
+            break
+    good = index.compact_placements(quote, low, high)
+    if pairs:
+        needed = _needed(quote.required, ratio)
+        good += [chain for chain in _chains(quote, index, pairs) if chain.matched >= needed]
+    good.sort(key=lambda p: (-p.matched, -p.distinctive, p.first))
+    kept: list[Placement] = []
+    for placement in good:
+        if all(placement.last < other.first or placement.first > other.last for other in kept):
+            kept.append(placement)
+    return kept
+
+
+def best_partial(quote: PreparedQuote, index: FileIndex) -> Placement | None:
+    """The place that matches the most required lines, even too few to be a match (to say how
+    close the file comes)."""
+    pairs = []
+    for position, line in enumerate(quote.lines):
+        found = index.occurrences(line, 1, len(index.lines))
+        if len(found) <= _MAX_OCCURRENCES:
+            pairs.extend((position, number) for number in found)
+    if not pairs:
+        return None
+    chains = _chains(quote, index, pairs[:_MAX_PAIRS])
+    return max(chains, key=lambda p: (p.matched, p.distinctive, -p.first), default=None)
+
+
+def _needed(required: int, ratio: float) -> int:
+    """Required lines to find for a match: all of one or two, ``ratio`` of more (at least 2)."""
+    if required <= 2:
+        return required
+    return max(2, -(-round(required * ratio * 100) // 100))
+
+
+def _chains(
+    quote: PreparedQuote, index: FileIndex, pairs: list[tuple[int, int]]
+) -> list[Placement]:
+    """The best in-order chain of matched lines ending at each pair, as placements."""
+    pairs.sort()
+    lines = quote.lines
+    ranks = index.ranks
+    count = len(pairs)
+    score = [0] * count  # required lines matched by the chain ending here
+    weight = [0] * count  # distinctive lines matched
+    origin = [0] * count  # the file line the chain starts at
+    # Which quote lines have an elision before them since line j: a prefix count.
+    elisions = [0]
+    for line in lines:
+        elisions.append(elisions[-1] + (1 if line.elided_before else 0))
+    for k in range(count):
+        i, p = pairs[k]
+        line = lines[i]
+        own = 1 if line.kind == CODE else 0
+        own_weight = 1 if line.distinctive else 0
+        best, best_weight, start = 0, 0, p
+        for m in range(k - 1, -1, -1):
+            j, q = pairs[m]
+            if j >= i or q >= p:
+                continue
+            # With no elision between, the file may skip at most SLACK non-blank lines more than
+            # the quote does.
+            if elisions[i + 1] == elisions[j + 1] and ranks[p] - ranks[q] > (i - j) + SLACK:
+                continue
+            if (score[m], weight[m]) > (best, best_weight):
+                best, best_weight, start = score[m], weight[m], origin[m]
+        score[k] = best + own
+        weight[k] = best_weight + own_weight
+        origin[k] = start
+    return [
+        Placement(origin[k], pairs[k][1], score[k], weight[k]) for k in range(count) if score[k] > 0
+    ]
+
+
+# -- the verdict --------------------------------------------------------------------------------
+
+IN_RANGE, ELSEWHERE, NOWHERE, UNDECIDED = "in-range", "elsewhere", "nowhere", "undecided"
+
+
+@dataclass(frozen=True, slots=True)
+class QuoteVerdict:
+    outcome: str
+    """`IN_RANGE`, `ELSEWHERE` (see `places`), `NOWHERE` or `UNDECIDED`."""
+    places: tuple[Placement, ...] = ()
+    """For `ELSEWHERE`: where the quote matches (none of them inside the cited lines)."""
+    strong: bool = False
+    """Whether the quote is strong enough evidence to report or rewrite on."""
+
+
+def is_strong(quote: PreparedQuote, place: Placement | None = None) -> bool:
+    """Strong evidence: at least two distinctive lines (found at ``place``, when given), or one
+    distinctive line among three or more required lines found."""
+    if place is None:
+        return quote.distinctive >= 2 or (quote.distinctive >= 1 and quote.required >= 3)
+    return place.distinctive >= 2 or (place.distinctive >= 1 and place.matched >= 3)
+
+
+def covers(place: Placement, start: int, end: int) -> bool:
+    """Whether a placement agrees with the cited lines: inside the range, or, for a single
+    cited line, a quote that holds that line (`actor.py:233` followed by its function)."""
+    if start == end:
+        return place.first <= start <= place.last
+    return place.inside(start, end)
+
+
+def judge(quote: PreparedQuote, index: FileIndex, start: int, end: int) -> QuoteVerdict:
+    """Where the quote stands against the cited lines ``start..end`` of the indexed file:
+
+    - `IN_RANGE` when a place holding at least `ACCEPT_RATIO` of it agrees with them;
+    - `ELSEWHERE` when none does, and the quote matches (`MATCH_RATIO`) at other places;
+    - `NOWHERE` when nothing in the file comes even to `ACCEPT_RATIO`;
+    - `UNDECIDED` otherwise (only a loose likeness elsewhere: an edited quote, or code that
+      changed since): nothing to report.
+    """
+    if start < end and index.holds_in_order(quote, start, end):
+        return QuoteVerdict(IN_RANGE, strong=is_strong(quote))
+    loose = placements(quote, index, ratio=ACCEPT_RATIO)
+    if any(covers(place, start, end) for place in loose):
+        return QuoteVerdict(IN_RANGE, strong=is_strong(quote))
+    if not loose:
+        return QuoteVerdict(NOWHERE, strong=is_strong(quote))
+    needed = _needed(quote.required, MATCH_RATIO)
+    found = tuple(place for place in loose if place.matched >= needed)
+    if not found:
+        return QuoteVerdict(UNDECIDED, strong=False)
+    return QuoteVerdict(ELSEWHERE, found, strong=is_strong(quote, found[0]))

@@ -1,0 +1,74 @@
+"""Rewriting a reference in the style it was written, to point at other lines (or another
+file, or commit): what ``sync`` does when code moved and ``verify --fix`` when the evidence
+proves where it is.
+
+``actor.py:276-288`` stays a bare name with a dash, ``（actor.py:276–288）`` keeps its en dash
+and brackets, ``#L276-L288`` keeps its ``L``\\ s, a permalink keeps its host and form, an absolute
+local path keeps its prefix. A reference whose lines are written apart from its path (a table's
+range cell, a "lines" phrase, the ``574`` of ``x.py:360, 574``) can have its lines rewritten but
+not its path: moving it to another file is not expressible, and `rewrite_ref` says so (None).
+"""
+
+from __future__ import annotations
+
+import re
+
+from generator.model import CodeRef, RefForm
+
+_NUMBER = re.compile(r"\d+")
+APART = frozenset({"table", "phrase", "list"})
+"""Styles whose text is the lines alone, the path being written elsewhere."""
+
+
+def rewrite_ref(
+    ref: CodeRef,
+    old_path: str,
+    new_path: str,
+    start: int | None,
+    end: int | None,
+    old_commit: str | None = None,
+    new_commit: str | None = None,
+) -> str | None:
+    """The text of ``ref`` (which resolved to ``old_path``) pointing at lines ``start..end``
+    of ``new_path``, and for a permalink naming ``old_commit``, at ``new_commit``; None when
+    its style cannot say so (a path written apart from the lines)."""
+    text = ref.text
+    if ref.form is RefForm.PERMALINK:
+        if old_commit and new_commit and ref.revision == old_commit:
+            text = text.replace(f"/{old_commit}/", f"/{new_commit}/", 1)
+        if new_path != old_path:
+            text = text.replace(f"/{old_path}", f"/{new_path}", 1)
+        if ref.start is not None and "#" in text:
+            head, _, fragment = text.rpartition("#")
+            text = head + "#" + _renumber(fragment, start, end)
+        return text
+    if ref.style in APART:
+        if new_path != old_path:
+            return None
+        return _renumber(text, start, end) if ref.start is not None else text
+    written_path, rest = text[: len(ref.path)], text[len(ref.path) :]
+    if new_path != old_path:
+        written_path = _moved_path(ref, written_path, old_path, new_path)
+    if ref.start is not None:
+        rest = _renumber(rest, start, end)
+    return written_path + rest
+
+
+def _moved_path(ref: CodeRef, written: str, old_path: str, new_path: str) -> str:
+    if ref.form is RefForm.ABSOLUTE and written.endswith("/" + old_path):
+        return written[: -len(old_path)] + new_path
+    if ref.form is RefForm.BARE and old_path.rsplit("/", 1)[-1] == new_path.rsplit("/", 1)[-1]:
+        return written
+    return new_path  # the full repository path is never ambiguous
+
+
+def _renumber(range_text: str, start: int | None, end: int | None) -> str:
+    """The first two numbers of ``range_text`` replaced by ``start`` and ``end`` (a single
+    line keeps one number)."""
+    numbers = iter([start, end])
+
+    def replace(match: re.Match[str]) -> str:
+        value = next(numbers, None)
+        return match.group() if value is None else str(value)
+
+    return _NUMBER.sub(replace, range_text, count=2)

@@ -1,0 +1,173 @@
+"""``verify --fix``: rewrite the references whose evidence proves where they point.
+
+Only a finding that carries a `Fix` is applied: the code the page quotes was found at exactly
+one place, strongly enough to be sure (see `generator.refs.quote`), and not in the cited lines.
+Nothing fuzzy is ever rewritten. Each reference keeps the style it was written in
+(`generator.refs.rewrite`); every other byte of the page stays as it was (BOM, CRLF line ends,
+the frontmatter); each page is written once, atomically.
+
+Left alone, and said why: a reference in a heading (its anchor would change and the links to
+it break), one whose path is written apart from its lines and moved to another file, one that
+``held_refs`` names (sync holds it for review), and one whose page changed since it was
+verified.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.files import atomic_write
+from generator.kb.pages import parse_page
+from generator.model import CodeRef, Finding
+from generator.refs.rewrite import rewrite_ref
+from generator.verify.pipeline import Report
+
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """One reference rewritten (or, in a dry run, to be rewritten)."""
+
+    page: str
+    line: int
+    column: int
+    before: str
+    after: str
+    finding: Finding
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A proven fix left unapplied, and why."""
+
+    page: str
+    line: int
+    column: int
+    text: str
+    reason: str
+
+
+@dataclass
+class FixResult:
+    rewrites: list[Rewrite]
+    skipped: list[Skipped]
+    pages_written: list[str]
+    dry_run: bool = False
+
+    @property
+    def fixed(self) -> set[int]:
+        """The ids of the findings the rewrites settle."""
+        return {id(rewrite.finding) for rewrite in self.rewrites}
+
+
+def fix_references(report: Report, dry_run: bool = False) -> FixResult:
+    """Apply every proven fix in ``report`` to its page (nothing is written with
+    ``dry_run``). Pages are found by the paths the report names them by."""
+    proven = [finding for finding in report.findings if finding.fix is not None]
+    if not proven:
+        return FixResult([], [], [], dry_run)
+    refs = {(r.ref.page, r.ref.line, r.ref.column): r.ref for r in report.refs}
+    by_page: dict[str, list[tuple[CodeRef, Finding]]] = defaultdict(list)
+    skipped: list[Skipped] = []
+    seen: set[tuple[str, int, int]] = set()
+    for finding in proven:
+        key = (finding.page, finding.line, finding.column)
+        ref = refs.get(key)
+        if ref is None or key in seen:
+            continue
+        seen.add(key)
+        by_page[finding.page].append((ref, finding))
+    rewrites: list[Rewrite] = []
+    written: list[str] = []
+    for page, wanted in by_page.items():
+        done, left = _fix_page(Path(page), page, wanted, dry_run)
+        rewrites += done
+        skipped += left
+        if done and not dry_run:
+            written.append(page)
+    return FixResult(rewrites, skipped, written, dry_run)
+
+
+def _fix_page(
+    source: Path, display: str, wanted: Sequence[tuple[CodeRef, Finding]], dry_run: bool
+) -> tuple[list[Rewrite], list[Skipped]]:
+    raw = source.read_bytes()
+    page = parse_page(raw, source, display, display)
+    skipped: list[Skipped] = []
+    if page.text is None:
+        return [], [_skip(ref, "the page is not readable text") for ref, _ in wanted]
+    bom = raw.startswith(_BOM)
+    text = raw[len(_BOM) if bom else 0 :].decode("utf-8")
+    if text != page.text:  # the parser normalised something: do not risk the bytes
+        return [], [
+            _skip(ref, "the page's text could not be kept byte for byte") for ref, _ in wanted
+        ]
+    held = _held_texts(page.meta)
+    starts = [0]
+    for line in text.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+    edits: list[tuple[int, int, Rewrite]] = []
+    for ref, finding in wanted:
+        fix = finding.fix
+        assert fix is not None
+        if not 1 <= ref.line < len(starts):
+            skipped.append(_skip(ref, "the page changed since it was verified"))
+            continue
+        offset = starts[ref.line - 1] + ref.column - 1
+        if text[offset : offset + len(ref.text)] != ref.text:
+            skipped.append(_skip(ref, "the page changed since it was verified"))
+            continue
+        line_text = text[starts[ref.line - 1] : starts[ref.line] - 1]
+        if line_text.lstrip(" ").startswith("#") and not ref.in_code_block:
+            skipped.append(
+                _skip(ref, "it is in a heading: its anchor would change; fix it by hand")
+            )
+            continue
+        after = rewrite_ref(ref, finding.path or ref.path, fix.path, fix.start, fix.end)
+        if after is None:
+            skipped.append(
+                _skip(ref, f"its path is written apart from its lines; cite {fix.path} by hand")
+            )
+            continue
+        if ref.text in held or after in held:
+            skipped.append(_skip(ref, "held_refs names this text; sync holds it for review"))
+            continue
+        if after == ref.text:
+            continue
+        rewrite = Rewrite(display, ref.line, ref.column, ref.text, after, finding)
+        edits.append((offset, offset + len(ref.text), rewrite))
+    if not edits:
+        return [], skipped
+    edits.sort(key=lambda edit: edit[0])
+    pieces: list[str] = []
+    cursor = 0
+    done: list[Rewrite] = []
+    for start, end, rewrite in edits:
+        if start < cursor:
+            skipped.append(
+                Skipped(display, rewrite.line, rewrite.column, rewrite.before, "overlaps another")
+            )
+            continue
+        pieces += (text[cursor:start], rewrite.after)
+        cursor = end
+        done.append(rewrite)
+    pieces.append(text[cursor:])
+    if not dry_run and done:
+        data = "".join(pieces).encode("utf-8")
+        atomic_write(source, (_BOM + data) if bom else data)
+    return done, skipped
+
+
+def _held_texts(meta: dict[str, object]) -> set[str]:
+    held = meta.get("held_refs")
+    if not isinstance(held, list):
+        return set()
+    return {str(entry.get("ref")) for entry in held if isinstance(entry, dict)}
+
+
+def _skip(ref: CodeRef, reason: str) -> Skipped:
+    return Skipped(ref.page, ref.line, ref.column, ref.text, reason)

@@ -813,8 +813,9 @@ _SYMBOL_HEADER = re.compile(
 def _cell_symbol(
     layout: MarkdownLayout, body: str, after: int, line_start: int, line_end: int, column: int
 ) -> str | None:
-    """The symbol the cell after a range cell (the table's ``column``, from 0) names: a code span or a call (``sleep()``), or
-    a plain name in a column whose header says it holds names (函数, Function, ...)."""
+    """The symbol the cell after a range cell (the table's ``column``, from 0) names: a code
+    span or a call (``sleep()``), or a plain name in a column whose header says it holds
+    names (函数, Function, ...)."""
     cell = body[after + 1 : line_end].split("|", 1)[0].strip()
     if not cell:
         return None

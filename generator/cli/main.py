@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from generator import __version__
-from generator.cli import demo, generate, ingest, specs, sync, upstreams, verify
+from generator.cli import demo, generate, ingest, pin, specs, sync, upstreams, verify
 from generator.cli.common import EXIT_USAGE, Parser
 from generator.upstream.manifest import ConfigError
 
@@ -25,6 +25,7 @@ HANDLERS = {
     **specs.HANDLERS,
     **generate.HANDLERS,
     **ingest.HANDLERS,
+    **pin.HANDLERS,
 }
 
 
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     specs.add_commands(commands)  # specs validate|board, new spec|page
     generate.add_commands(commands)  # pr, review
     ingest.add_commands(commands)
+    pin.add_commands(commands)  # pin suggest
     return parser
 
 

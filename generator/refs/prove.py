@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from generator.checks import severity_of
-from generator.model import CodeRef, Evidence, Finding, Fix, Quote, ResolvedRef, Upstream
+from generator.model import CodeRef, Evidence, Finding, Fix, Quote, RefForm, ResolvedRef, Upstream
 from generator.refs.quote import (
     ELSEWHERE,
     IN_RANGE,
@@ -43,9 +43,10 @@ from generator.refs.quote import (
     placements,
     prepare,
 )
-from generator.refs.resolve import Resolver
+from generator.refs.resolve import PageContext, Resolver
 from generator.upstream.gitstore import BlobText, GitStore, identifier_columns
 from generator.upstream.history import History, history_for
+from generator.upstream.manifest import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,9 @@ class _Target:
     path: str
     sha: str
     blob: BlobText
+    missing: bool = False
+    """The cited file is not at the commit (the resolver reported it): its quote is only
+    looked for in other files."""
 
 
 class Prover:
@@ -82,15 +86,31 @@ class Prover:
         self.other_file_searches = 0
         self.history_searches = 0
 
-    def prove(self, ref: CodeRef, verdict: ResolvedRef, evidence: Evidence) -> list[Finding]:
+    def prove(
+        self,
+        ref: CodeRef,
+        verdict: ResolvedRef,
+        evidence: Evidence,
+        context: PageContext | None = None,
+    ) -> list[Finding]:
         """The findings of ``ref``'s evidence against the lines it cites (none when they hold
-        it, or when there is nothing to check)."""
-        if ref.start is None or ref.end is None or not verdict.path or not verdict.commit:
+        it, or when there is nothing to check). ``context``: the page's, for a bare name the
+        resolver found no file for (its quote is then looked for in the page's upstream)."""
+        if ref.start is None or ref.end is None:
             return []
-        target = self._target(verdict)
+        if verdict.path is None and ref.form is RefForm.BARE and context is not None:
+            target = self._unknown_file(ref, context)
+        elif not verdict.path or not verdict.commit:
+            return []
+        else:
+            target = self._target(verdict)
         if target is None:
             return []
         findings: list[Finding] = []
+        if target.missing:
+            if evidence.quote is not None:
+                findings.extend(self._quote_moved(ref, target, evidence.quote))
+            return findings
         if evidence.quote is not None:
             findings.extend(self._prove_quote(ref, target, evidence.quote))
         if evidence.names and not findings and not ref.symbol and 1 <= ref.start <= ref.end:
@@ -191,6 +211,28 @@ class Prover:
             message += f"; {found}"
             suggestion = f"python -m generator pin suggest {ref.page}"
         return [self._finding(ref, target, "quote-not-found", message, suggestion)]
+
+    def _quote_moved(self, ref: CodeRef, target: _Target, quote: Quote) -> list[Finding]:
+        """For a file missing at the commit: the one other file holding its quote, as a fix."""
+        prepared = self._prepare(quote, target.path)
+        if prepared is None or not is_strong(prepared) or _unchecked_reason(quote, target):
+            return []
+        others = self._in_other_files(prepared, target)
+        if len(others) != 1 or len(others[0][1]) != 1 or not is_strong(prepared, others[0][1][0]):
+            return []
+        path, (place,) = others[0]
+        fix = Fix(path, *_fixed_range(ref, place))
+        return [
+            self._finding(
+                ref,
+                target,
+                "quote-elsewhere",
+                f"{_quote_words(quote, prepared)} is in '{path}' at {_span(place)}, and "
+                f"'{target.path}' does not exist at {_at(target)}",
+                _ref_text(fix, ref),
+                fix,
+            )
+        ]
 
     def _prepare(self, quote: Quote, path: str) -> PreparedQuote | None:
         language = quote.language or path.rsplit(".", 1)[-1]
@@ -314,15 +356,37 @@ class Prover:
 
     # -- helpers --------------------------------------------------------------------------
 
+    def _unknown_file(self, ref: CodeRef, context: PageContext) -> _Target | None:
+        """A bare name that names no file at the commit, as a missing file of the page's
+        upstream (or of the only one)."""
+        upstreams = self.stores.manifest.upstreams
+        name = context.upstream or (next(iter(upstreams)) if len(upstreams) == 1 else None)
+        upstream = upstreams.get(name or "")
+        if upstream is None:
+            return None
+        try:
+            self.stores.store(upstream)
+        except ConfigError:
+            return None
+        commit = self.stores.commit_for(upstream, context)
+        return _Target(upstream, commit, ref.path, "", BlobText(b""), True)
+
     def _target(self, verdict: ResolvedRef) -> _Target | None:
         upstream = self.stores.manifest.upstreams.get(verdict.upstream or "")
         if upstream is None or verdict.commit is None or verdict.path is None:
             return None
         try:
             store = self.stores.store(upstream)
-        except Exception:
+        except ConfigError:  # no clone: the resolver said so already
             return None
-        entry = store.tree(verdict.commit).get(verdict.path)
+        tree = store.tree(verdict.commit)
+        entry = tree.get(verdict.path)
+        if (
+            entry is None
+            and verdict.path
+            and verdict.path + "/" not in store.directories(verdict.commit)
+        ):  # gone (renamed, moved): where its quoted code went is worth knowing
+            return _Target(upstream, verdict.commit, verdict.path, "", BlobText(b""), True)
         if entry is None or entry.kind != "blob" or entry.is_symlink:
             return None
         return _Target(upstream, verdict.commit, verdict.path, entry.sha, store.blob(entry.sha))

@@ -108,7 +108,10 @@ _COMMENTS: dict[str, tuple[str, ...]] = {
 
 def strip_comment(text: str, markers: tuple[str, ...]) -> str:
     """``text`` (normalised) without a trailing comment, for markers outside string literals."""
-    first = min((found for m in markers if (found := text.find(m)) != -1), default=-1)
+    if len(markers) == 1:
+        first = text.find(markers[0])
+    else:
+        first = min((found for m in markers if (found := text.find(m)) != -1), default=-1)
     if first == -1:
         return text
     if not any(q in text[:first] for q in "\"'`\\"):
@@ -253,12 +256,35 @@ class FileIndex:
         return [" ".join(line.split()) for line in self.lines]
 
     @cached_property
+    def skippable(self) -> list[bool]:
+        """Lines a quote may leave out without saying so: blank lines, comment-only lines and
+        the lines of a docstring (a triple-quoted string standing alone)."""
+        skippable = []
+        markers = self.markers
+        inside: str | None = None
+        for text in self.normalised:
+            if inside is not None:
+                skippable.append(True)
+                if text.count(inside) % 2 == 1:
+                    inside = None
+                continue
+            opening = next((q for q in ('"""', "'''") if text.startswith(q)), None)
+            if opening is not None:
+                skippable.append(True)
+                if text.count(opening) % 2 == 1:
+                    inside = opening
+                continue
+            skippable.append(not text or text.startswith(markers))
+        return skippable
+
+    @cached_property
     def ranks(self) -> list[int]:
-        """``ranks[n]``: how many non-blank lines there are up to line ``n`` (1-based)."""
+        """``ranks[n]``: how many lines up to line ``n`` (1-based) a quote may not leave out
+        silently (see `skippable`)."""
         ranks = [0]
         count = 0
-        for text in self.normalised:
-            if text:
+        for skip in self.skippable:
+            if not skip:
                 count += 1
             ranks.append(count)
         return ranks
@@ -339,7 +365,7 @@ class FileIndex:
         quote elides. The common case, decided without building the index; False only means
         that `placements` must look closer."""
         normalised = self.normalised
-        markers = self.markers
+        skippable = self.skippable
         position = start - 1
         last = min(end, len(normalised))
         seeking = True  # the first line may be anywhere in the range
@@ -348,16 +374,20 @@ class FileIndex:
             before = position
             while position < last:
                 text = normalised[position]
-                if text and _same(line, text, markers):
+                if text and _same(line, text, self.markers):
                     break
-                if seeking or not text or text.startswith(markers):
+                if seeking or skippable[position]:
                     position += 1
                     continue
                 position = last  # a different line where the next quoted one should be
             if position >= last:
                 if line.kind == CODE:
                     return False
-                position = before  # a comment or filler of the author's: the file lacks it
+                # A comment or filler not in the range: the author's own, or the file's just
+                # outside the range (then the quote is not inside it): `placements` tells.
+                if before == start - 1 or before >= last:
+                    return False
+                position = before
                 continue
             position += 1
             seeking = False
@@ -477,7 +507,7 @@ def placements(
     if pairs:
         needed = _needed(quote.required, ratio)
         good += [chain for chain in _chains(quote, index, pairs) if chain.matched >= needed]
-    good.sort(key=lambda p: (-p.matched, -p.distinctive, p.first))
+    good.sort(key=lambda p: (-p.matched, -p.distinctive, p.first, p.first - p.last))
     kept: list[Placement] = []
     for placement in good:
         if all(placement.last < other.first or placement.first > other.last for other in kept):
@@ -516,6 +546,7 @@ def _chains(
     count = len(pairs)
     score = [0] * count  # required lines matched by the chain ending here
     weight = [0] * count  # distinctive lines matched
+    every = [0] * count  # lines matched, comments and fillers included
     origin = [0] * count  # the file line the chain starts at
     # Which quote lines have an elision before them since line j: a prefix count.
     elisions = [0]
@@ -526,7 +557,7 @@ def _chains(
         line = lines[i]
         own = 1 if line.kind == CODE else 0
         own_weight = 1 if line.distinctive else 0
-        best, best_weight, start = 0, 0, p
+        best, best_weight, best_every, start = 0, 0, 0, p
         for m in range(k - 1, -1, -1):
             j, q = pairs[m]
             if j >= i or q >= p:
@@ -535,10 +566,13 @@ def _chains(
             # the quote does.
             if elisions[i + 1] == elisions[j + 1] and ranks[p] - ranks[q] > (i - j) + SLACK:
                 continue
-            if (score[m], weight[m]) > (best, best_weight):
-                best, best_weight, start = score[m], weight[m], origin[m]
+            # The most required lines, then distinctive ones, then any (a quoted comment or
+            # closing bracket belongs to the place it is found at).
+            if (score[m], weight[m], every[m]) > (best, best_weight, best_every):
+                best, best_weight, best_every, start = score[m], weight[m], every[m], origin[m]
         score[k] = best + own
         weight[k] = best_weight + own_weight
+        every[k] = best_every + 1
         origin[k] = start
     return [
         Placement(origin[k], pairs[k][1], score[k], weight[k]) for k in range(count) if score[k] > 0

@@ -72,3 +72,22 @@ def _renumber(range_text: str, start: int | None, end: int | None) -> str:
         return match.group() if value is None else str(value)
 
     return _NUMBER.sub(replace, range_text, count=2)
+
+
+def rewrite_apart(
+    line: str, column: int, ref: CodeRef, old_path: str, new_path: str, start: int, end: int
+) -> list[tuple[int, int, str]] | None:
+    """For a reference whose path is written apart from its lines (``x.py (lines 10-20)``, a
+    table's path cell), moved to ``new_path``: the edits of the page line ``line`` (the
+    reference's lines at ``column``, 1-based) that rewrite both, as (start, end, text) in the
+    line; None when the path is not written exactly once before the lines on that line."""
+    if ref.style not in APART or ref.start is None:
+        return None
+    offset = column - 1
+    before = line[:offset]
+    if before.count(ref.path) != 1:
+        return None
+    at = before.index(ref.path)
+    moved = _moved_path(ref, ref.path, old_path, new_path)
+    numbers = _renumber(ref.text, start, end)
+    return [(at, at + len(ref.path), moved), (offset, offset + len(ref.text), numbers)]

@@ -35,7 +35,7 @@ from generator.refs.extract import extract_refs, scan
 from generator.refs.resolve import PageContext, Resolver, page_context
 from generator.refs.rewrite import rewrite_ref
 from generator.sync.reanchor import Drift, DriftStatus, Reanchorer
-from generator.upstream.manifest import ConfigError, Manifest
+from generator.upstream.manifest import ConfigError, Manifest, move_pin
 from generator.verify.pipeline import Verifier, collect, docs_root_for
 
 log = logging.getLogger(__name__)
@@ -347,24 +347,3 @@ def apply_sync(plan: SyncPlan, manifest: Manifest, notify: Notify | None = None)
             notify(f"{plan.upstream.name}: writing pages {number}/{len(plan.pages)}")
     moved = move_pin(manifest, plan.upstream.name, plan.target)
     return SyncResult(plan, written, moved, [])
-
-
-def move_pin(manifest: Manifest, name: str, target: str) -> bool:
-    """Rewrite the SHA on the manifest's ``pin:`` line for ``name``; comments stay as they are."""
-    upstream = manifest.upstreams[name]
-    if upstream.pin == target:
-        return False
-    line_number = manifest.lines[f"upstreams.{name}.pin"]
-    raw = manifest.path.read_bytes()
-    lines = raw.decode("utf-8").splitlines(keepends=True)
-    line = lines[line_number - 1]
-    if upstream.pin not in line:
-        raise ConfigError(
-            f"expected the pin {upstream.pin} on this line",
-            file=manifest.path,
-            line=line_number,
-            key=f"upstreams.{name}.pin",
-        )
-    lines[line_number - 1] = line.replace(upstream.pin, target, 1)
-    atomic_write(manifest.path, "".join(lines).encode("utf-8"))
-    return True

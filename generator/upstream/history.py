@@ -66,6 +66,15 @@ class History:
         """The first-parent commits, newest (``head``) first."""
         return sorted(self.order, key=self.order.__getitem__)
 
+    def load_commits(self) -> None:
+        """Read every first-parent commit's date and subject in one walk (for callers that
+        will ask about many)."""
+        output = self._git("log", "--first-parent", "--format=%H%x02%ct%x02%s", self.head)
+        for line in output.splitlines():
+            if line:
+                commit = _commit(line)
+                self._commits.setdefault(commit.sha, commit)
+
     def commit(self, sha: str) -> Commit:
         found = self._commits.get(sha)
         if found is None:

@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from generator.files import atomic_write
 from generator.model import Upstream
 
 MANIFEST_NAME = "upstreams.yaml"
@@ -328,3 +329,24 @@ def _rel(path: Path) -> str:
         return str(path.relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
+
+
+def move_pin(manifest: Manifest, name: str, target: str) -> bool:
+    """Rewrite the SHA on the manifest's ``pin:`` line for ``name``; comments stay as they are."""
+    upstream = manifest.upstreams[name]
+    if upstream.pin == target:
+        return False
+    line_number = manifest.lines[f"upstreams.{name}.pin"]
+    raw = manifest.path.read_bytes()
+    lines = raw.decode("utf-8").splitlines(keepends=True)
+    line = lines[line_number - 1]
+    if upstream.pin not in line:
+        raise ConfigError(
+            f"expected the pin {upstream.pin} on this line",
+            file=manifest.path,
+            line=line_number,
+            key=f"upstreams.{name}.pin",
+        )
+    lines[line_number - 1] = line.replace(upstream.pin, target, 1)
+    atomic_write(manifest.path, "".join(lines).encode("utf-8"))
+    return True

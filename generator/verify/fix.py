@@ -14,15 +14,17 @@ verified.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from generator.files import atomic_write
 from generator.kb.pages import parse_page
 from generator.model import CodeRef, Finding
-from generator.refs.rewrite import rewrite_ref
+from generator.refs.rewrite import rewrite_apart, rewrite_ref
 from generator.verify.pipeline import Report
 
 _BOM = b"\xef\xbb\xbf"
@@ -38,6 +40,9 @@ class Rewrite:
     before: str
     after: str
     finding: Finding
+    path_before: str | None = None
+    path_after: str | None = None
+    """For a reference whose path is written apart from its lines: that path, rewritten too."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,7 @@ def _fix_page(
     starts = [0]
     for line in text.split("\n"):
         starts.append(starts[-1] + len(line) + 1)
-    edits: list[tuple[int, int, Rewrite]] = []
+    edits: list[tuple[int, int, Rewrite | _Also]] = []
     for ref, finding in wanted:
         fix = finding.fix
         assert fix is not None
@@ -127,14 +132,27 @@ def _fix_page(
                 _skip(ref, "it is in a heading: its anchor would change; fix it by hand")
             )
             continue
-        after = rewrite_ref(ref, finding.path or ref.path, fix.path, fix.start, fix.end)
-        if after is None:
-            skipped.append(
-                _skip(ref, f"its path is written apart from its lines; cite {fix.path} by hand")
-            )
-            continue
-        if ref.text in held or after in held:
+        old_path = finding.path or ref.path
+        after = rewrite_ref(ref, old_path, fix.path, fix.start, fix.end)
+        if ref.text in held or (after is not None and after in held):
             skipped.append(_skip(ref, "held_refs names this text; sync holds it for review"))
+            continue
+        if after is None:  # the path is written apart: rewrite it where it is on the line
+            line_start = starts[ref.line - 1]
+            apart = rewrite_apart(
+                line_text, ref.column, ref, old_path, fix.path, fix.start, fix.end
+            )
+            if apart is None:
+                skipped.append(
+                    _skip(ref, f"its path is not written once on its line; cite {fix.path}")
+                )
+                continue
+            (path_start, path_end, path_text), (_, _, numbers) = apart
+            rewrite = Rewrite(
+                display, ref.line, ref.column, ref.text, numbers, finding, ref.path, path_text
+            )
+            edits.append((line_start + path_start, line_start + path_end, _Also(path_text)))
+            edits.append((offset, offset + len(ref.text), rewrite))
             continue
         if after == ref.text:
             continue
@@ -143,23 +161,28 @@ def _fix_page(
     if not edits:
         return [], skipped
     edits.sort(key=lambda edit: edit[0])
+    if any(a[1] > b[0] for a, b in itertools.pairwise(edits)):
+        reason = "two proven fixes overlap on this line; fix it by hand"
+        return [], [*skipped, *(_skip(ref, reason) for ref, _ in wanted)]
     pieces: list[str] = []
     cursor = 0
     done: list[Rewrite] = []
     for start, end, rewrite in edits:
-        if start < cursor:
-            skipped.append(
-                Skipped(display, rewrite.line, rewrite.column, rewrite.before, "overlaps another")
-            )
-            continue
         pieces += (text[cursor:start], rewrite.after)
         cursor = end
-        done.append(rewrite)
+        if isinstance(rewrite, Rewrite):
+            done.append(rewrite)
     pieces.append(text[cursor:])
     if not dry_run and done:
         data = "".join(pieces).encode("utf-8")
         atomic_write(source, (_BOM + data) if bom else data)
     return done, skipped
+
+
+class _Also(NamedTuple):
+    """A second edit of one rewrite: the path of a reference written apart from its lines."""
+
+    after: str
 
 
 def _held_texts(meta: dict[str, object]) -> set[str]:

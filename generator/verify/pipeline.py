@@ -619,7 +619,9 @@ class Verifier:
                 findings[index] = verdict.findings
                 page_findings.extend(verdict.findings)
             if evidence and index in evidence:
-                proof = self.prover.prove(CodeRef(display, *record), verdict, evidence[index])
+                proof = self.prover.prove(
+                    CodeRef(display, *record), verdict, evidence[index], context
+                )
                 if proof:
                     findings[index] = [*findings.get(index, ()), *proof]
                     page_findings.extend(proof)

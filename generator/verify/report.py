@@ -117,7 +117,9 @@ def format_fixes(fixes: FixResult) -> str:
     """One line per rewrite (and per proven fix left alone, with why), then a summary."""
     verb = "would rewrite" if fixes.dry_run else "rewrote"
     lines = [
-        f"{r.page}:{r.line}:{r.column}: {verb} {r.before} -> {r.after}" for r in fixes.rewrites
+        f"{r.page}:{r.line}:{r.column}: {verb} {r.before} -> {r.after}"
+        + (f" (and its path {r.path_before} -> {r.path_after})" if r.path_after else "")
+        for r in fixes.rewrites
     ]
     lines += [
         f"{s.page}:{s.line}:{s.column}: left {s.text} as it is: {s.reason}" for s in fixes.skipped
@@ -132,9 +134,9 @@ def format_fixes(fixes: FixResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def fixes_json(fixes: FixResult, dry_run: bool) -> dict[str, Any]:
+def fixes_json(fixes: FixResult) -> dict[str, Any]:
     return {
-        "dry_run": dry_run,
+        "dry_run": fixes.dry_run,
         "rewrites": [
             {
                 "page": r.page,
@@ -143,6 +145,7 @@ def fixes_json(fixes: FixResult, dry_run: bool) -> dict[str, Any]:
                 "before": r.before,
                 "after": r.after,
             }
+            | ({"path_before": r.path_before, "path_after": r.path_after} if r.path_after else {})
             for r in fixes.rewrites
         ],
         "skipped": [

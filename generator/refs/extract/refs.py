@@ -922,4 +922,6 @@ def _path_before(window: str) -> tuple[str, str] | None:
     path = last.group()
     if last.start() > 0 and window[last.start() - 1] in _TOKEN_BEFORE:
         return None
+    if between.startswith('",') and window[last.start() - 1 : last.start()] == '"':
+        return None  # a traceback's `File "x.py", line 12`: where an error was, not a citation
     return (path, between) if _path_form(path) is not None else None

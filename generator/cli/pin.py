@@ -1,0 +1,121 @@
+"""``pin suggest``: which commit were these pages written against?"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+from pathlib import Path
+
+from generator.cli.common import EXIT_OK, Parser, ProgressLine
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    pin = commands.add_parser("pin", help="find the commit pages were written against")
+    actions = pin.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
+    actions.required = True
+    suggest = actions.add_parser(
+        "suggest",
+        help="rank the upstream's commits by how well the pages' evidence lines up",
+        description="Weigh every reference of the pages into one upstream (the code it "
+        "quotes, the symbol it names, its range) at each state of the upstream's "
+        "first-parent history (only commits that change a cited file change the score) and "
+        "list the commits where the most references line up, best first. With --write, set "
+        "the best one as the pin: the manifest's when the pages are all that rely on it, "
+        "else each page's own. Exit status: 0 answered, 2 usage problem.",
+    )
+    suggest.add_argument("paths", nargs="+", metavar="PATH", help="pages or directories")
+    suggest.add_argument("--upstream", metavar="NAME", help="the upstream (default: most cited)")
+    suggest.add_argument("--since", metavar="DATE", help="only commits from DATE (YYYY-MM-DD)")
+    suggest.add_argument("--until", metavar="DATE", help="only commits up to DATE (YYYY-MM-DD)")
+    suggest.add_argument(
+        "--limit", type=int, default=10, metavar="N", help="candidates to list (default: 10)"
+    )
+    suggest.add_argument("--format", choices=("text", "json"), default="text")
+    suggest.add_argument(
+        "--write", action="store_true", help="set the best candidate (its newest commit) as the pin"
+    )
+    suggest.add_argument("--manifest", type=Path, metavar="FILE", help="upstream manifest")
+
+
+def run_pin(args: argparse.Namespace) -> int:
+    from generator.verify.pin_suggest import suggest_pin
+
+    progress = ProgressLine()
+    progress.show("weighing the pages' evidence along the history ...")
+    try:
+        suggestion = suggest_pin(
+            args.paths,
+            manifest_path=args.manifest,
+            upstream=args.upstream,
+            since=args.since,
+            until=args.until,
+            limit=args.limit,
+            write=args.write,
+        )
+    finally:
+        progress.done()
+    if args.format == "json":
+        sys.stdout.write(json.dumps(_json(suggestion), ensure_ascii=False, indent=2) + "\n")
+        return EXIT_OK
+    print(
+        f"{suggestion.upstream}: {suggestion.refs} references on {len(suggestion.pages)} pages, "
+        f"pinned at {suggestion.pin[:7]}"
+    )
+    header = f"{'commit':9} {'date':10} {'up':>4} {'against':>7} {'unknown':>7}  subject"
+    print(header)
+    for candidate in suggestion.candidates:
+        span = (
+            f" (+{candidate.commits - 1} to {candidate.last.sha[:7]})"
+            if candidate.commits > 1
+            else ""
+        )
+        mark = "  <- the pin" if candidate is suggestion.current else ""
+        print(
+            f"{candidate.commit.sha[:7]:9} {_date(candidate.commit.time):10} {candidate.up:>4} "
+            f"{candidate.against:>7} {candidate.unknown:>7}  "
+            f"{candidate.commit.subject[:50]}{span}{mark}"
+        )
+    current = suggestion.current
+    if current is not None and current not in suggestion.candidates:
+        print(
+            f"the pin {suggestion.pin[:7]} scores {current.up} up, {current.against} against, "
+            f"{current.unknown} unknown"
+        )
+    for written in suggestion.written:
+        print(f"wrote the pin into {written}")
+    return EXIT_OK
+
+
+def _date(seconds: int) -> str:
+    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%d")
+
+
+def _json(suggestion) -> dict:  # type: ignore[no-untyped-def]
+    def candidate(c):  # type: ignore[no-untyped-def]
+        return {
+            "commit": c.commit.sha,
+            "date": _date(c.commit.time),
+            "subject": c.commit.subject,
+            "last": c.last.sha,
+            "commits": c.commits,
+            "up": c.up,
+            "against": c.against,
+            "unknown": c.unknown,
+            "holds_pin": c is suggestion.current,
+        }
+
+    return {
+        "version": 1,
+        "upstream": suggestion.upstream,
+        "pages": suggestion.pages,
+        "refs": suggestion.refs,
+        "pin": suggestion.pin,
+        "candidates": [candidate(c) for c in suggestion.candidates],
+        "current": candidate(suggestion.current) if suggestion.current else None,
+        "written": suggestion.written,
+    }
+
+
+HANDLERS = {"pin": run_pin}

@@ -1,0 +1,425 @@
+"""``pin suggest``: the commit a set of pages was written against, found by their evidence.
+
+LLM drafts are mostly right about *what* the code is and often pinned to the wrong commit. For
+the pages given, every reference into one upstream is weighed at each state of the upstream's
+first-parent history: its quote in the cited lines, its symbol there, its range within the file
+*line up*; a quote or symbol elsewhere, a range past the end, a missing file *contradict*; the
+rest *cannot tell*. Only commits that change a cited file change the score, so the history is
+walked once for the cited paths (``git log --first-parent --raw``), each distinct version of a
+file (a blob) is read once, and each reference is weighed once per version of its file.
+
+Commits are ranked by references lining up (most first), then contradicting (fewest first),
+then nearness to the current pin. A candidate stands for a run of commits with the same score:
+from the commit that made the cited files so, up to the next commit that changes one.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator.kb.pages import parse_page, write_page
+from generator.model import CodeRef, Evidence
+from generator.refs.extract import scan
+from generator.refs.extract.evidence import collect_evidence
+from generator.refs.extract.refs import ref_records
+from generator.refs.quote import (
+    ACCEPT_RATIO,
+    FileIndex,
+    PreparedQuote,
+    comment_markers,
+    covers,
+    is_strong,
+    placements,
+    prepare,
+)
+from generator.refs.resolve import Resolver, definitions, page_context, symbol_definitions
+from generator.upstream.gitstore import BlobText, GitStore, identifier_columns
+from generator.upstream.history import Commit, History, history_for
+from generator.upstream.manifest import ConfigError, Manifest, load_manifest, move_pin
+from generator.verify.pipeline import PageFile, Verifier, collect, docs_root_for
+
+log = logging.getLogger(__name__)
+
+UP, AGAINST, UNKNOWN = 1, -1, 0
+
+
+@dataclass(frozen=True)
+class _Claim:
+    """What one reference says about its file, ready to weigh against a version of it."""
+
+    page: str
+    line: int
+    path: str
+    start: int | None
+    end: int | None
+    quote: PreparedQuote | None
+    symbol: str | None
+    heading: str | None
+
+
+@dataclass
+class Candidate:
+    """A run of commits over which the pages' evidence scores the same."""
+
+    commit: Commit
+    """The first commit of the run (the one that made the cited files so)."""
+    last: Commit
+    """The last commit of the run, before the next change to a cited file."""
+    commits: int
+    """How many first-parent commits the run holds."""
+    up: int
+    against: int
+    unknown: int
+    distance: int
+    """First-parent commits from the current pin to the run (0 when it holds the pin)."""
+
+
+@dataclass
+class Suggestion:
+    upstream: str
+    pages: list[str]
+    refs: int
+    """References into the upstream that were weighed."""
+    pin: str
+    """The pin the pages have now (the manifest's, or the first page's own)."""
+    candidates: list[Candidate]
+    """Best first."""
+    current: Candidate | None
+    """The run holding the current pin."""
+    blob_reads: int = 0
+    written: list[str] = field(default_factory=list)
+    """With ``write``: the pages (or the manifest) whose pin was set."""
+
+
+def suggest_pin(
+    paths: Sequence[Path | str],
+    *,
+    manifest_path: Path | None = None,
+    upstream: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    limit: int = 10,
+    write: bool = False,
+) -> Suggestion:
+    """Rank the commits the pages under ``paths`` may have been written against."""
+    path_objects = [Path(p) for p in paths]
+    manifest = load_manifest(manifest_path) if manifest_path else _manifest_for(path_objects)
+    root = docs_root_for(manifest, path_objects)
+    files = collect(path_objects, root.resolve())
+    if not files:
+        raise ConfigError(f"no Markdown pages (*.md) found in {', '.join(map(str, paths))}")
+    with Verifier(manifest, root) as verifier:
+        claims, name, pins = _claims(verifier, files, upstream)
+        if name is None or not claims:
+            raise ConfigError(
+                "the pages cite no code of "
+                + (f"'{upstream}'" if upstream else "any configured upstream")
+                + " with a path the history can follow",
+                hint="pass --upstream NAME, or check the pages' references",
+            )
+        target = manifest.upstreams[name]
+        store = verifier.resolver.store(target)
+        pin = Counter(pins).most_common(1)[0][0] if pins else target.pin
+        history = history_for(store, pin, target.branch, {})
+        history.load([claim.path for claim in claims])
+        candidates, current = _rank(claims, history, store, pin)
+        earliest, latest = _timestamp(since, "--since"), _timestamp(until, "--until", end=True)
+        candidates = [
+            c
+            for c in candidates
+            if (earliest is None or c.last.time >= earliest)
+            and (latest is None or c.commit.time <= latest)
+        ]
+        suggestion = Suggestion(
+            name,
+            [file.display for file in files],
+            len(claims),
+            pin,
+            candidates[:limit],
+            current,
+            store.blob_reads,
+        )
+        if write and candidates:
+            suggestion.written = _write(manifest, files, name, candidates[0].last.sha, root)
+        return suggestion
+
+
+def _manifest_for(paths: list[Path]) -> Manifest:
+    from generator.upstream.manifest import find_manifest
+
+    start = paths[0] if paths else Path.cwd()
+    found = find_manifest(start if start.is_dir() else start.parent)
+    if found is None:
+        raise ConfigError(
+            f"no upstreams.yaml found in {start} or any parent directory",
+            hint="run from the knowledge base, or pass --manifest PATH",
+        )
+    return load_manifest(found)
+
+
+def _claims(
+    verifier: Verifier, files: list[PageFile], wanted: str | None
+) -> tuple[list[_Claim], str | None, list[str]]:
+    """Every reference with lines or a symbol, attributed to its upstream and path."""
+    manifest = verifier.manifest
+    resolver: Resolver = verifier.resolver
+    by_upstream: dict[str, list[_Claim]] = {}
+    pins: dict[str, list[str]] = {}
+    for file in files:
+        page = parse_page(file.source.read_bytes(), file.source, file.display, file.rel)
+        if page.text is None:
+            continue
+        layout = scan(page.text, page.body_start)
+        records = ref_records(layout, verifier.options)
+        evidence = collect_evidence(layout, records, headings=True)
+        context = page_context(file.display, page.meta, manifest)
+        for index, record in enumerate(records):
+            ref = CodeRef(file.display, *record)
+            if ref.start is None and ref.symbol is None:
+                continue
+            resolved = resolver.resolve(ref, context)
+            path = resolved.path or (ref.path if "/" in ref.path else None)
+            if resolved.upstream is None or not path:
+                continue
+            if wanted and resolved.upstream != wanted:
+                continue
+            found: Evidence = evidence.get(index) or Evidence()
+            quote = None
+            if found.quote is not None:
+                language = found.quote.language or path.rsplit(".", 1)[-1]
+                quote = prepare(found.quote.lines, language)
+            by_upstream.setdefault(resolved.upstream, []).append(
+                _Claim(
+                    file.display,
+                    ref.line,
+                    path,
+                    ref.start,
+                    ref.end,
+                    quote,
+                    ref.symbol,
+                    found.heading_symbol,
+                )
+            )
+            pins.setdefault(resolved.upstream, []).append(
+                resolver.commit_for(manifest.upstreams[resolved.upstream], context)
+            )
+    if not by_upstream:
+        return [], None, []
+    name = wanted or max(by_upstream, key=lambda key: len(by_upstream[key]))
+    return by_upstream.get(name, []), name, pins.get(name, [])
+
+
+def _timestamp(date: str | None, option: str, end: bool = False) -> int | None:
+    """Seconds since the epoch of an ISO date (``2025-03-01``, or with a time), UTC unless it
+    says otherwise; the end of the day for ``--until`` given a day."""
+    if date is None:
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(date)
+    except ValueError:
+        raise ConfigError(
+            f"{option} {date!r} is not a date", hint="write it as YYYY-MM-DD (or with a time)"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    if end and len(date) <= 10:
+        moment += datetime.timedelta(days=1, seconds=-1)
+    return int(moment.timestamp())
+
+
+def _rank(
+    claims: list[_Claim], history: History, store: GitStore, pin: str
+) -> tuple[list[Candidate], Candidate | None]:
+    """Every run of commits with one score, from the oldest change to a cited file on.
+
+    Walking the change points from the oldest, each applies the new versions its commit made;
+    only the claims on those files are weighed again, so the work follows the changes, not the
+    commits times the references.
+    """
+    order = history.order
+    by_path: dict[str, list[_Claim]] = {}
+    for claim in claims:
+        by_path.setdefault(claim.path, []).append(claim)
+    changes: dict[int, list[tuple[str, str | None]]] = {}
+    for path in by_path:
+        for version in history.versions(path):
+            position = order.get(version.commit.sha)
+            if position is not None:
+                changes.setdefault(position, []).append((path, version.blob))
+    if not changes:
+        return [], None
+    history.load_commits()
+    weigher = _Weigher(store)
+    current_blob: dict[str, str | None] = dict.fromkeys(by_path)
+    contribution = {path: weigher.score(by_path[path], None) for path in by_path}
+    total: Counter[int] = Counter()
+    for score in contribution.values():
+        total.update(score)
+    pin_position = order.get(pin)
+    points = sorted(changes, reverse=True)  # oldest first
+    candidates: list[Candidate] = []
+    current = None
+    for index, position in enumerate(points):
+        for path, blob in changes[position]:
+            if current_blob[path] == blob:
+                continue
+            current_blob[path] = blob
+            total.subtract(contribution[path])
+            contribution[path] = weigher.score(by_path[path], blob)
+            total.update(contribution[path])
+        newer = points[index + 1] if index + 1 < len(points) else -1  # next change, or head
+        last_position = newer + 1
+        if pin_position is None or last_position <= pin_position <= position:
+            distance = 0
+        else:
+            distance = min(abs(pin_position - position), abs(pin_position - last_position))
+        candidate = Candidate(
+            history.commit(history.shas[position]),
+            history.commit(history.shas[last_position]),
+            position - last_position + 1,
+            total[UP],
+            total[AGAINST],
+            total[UNKNOWN],
+            distance,
+        )
+        candidates.append(candidate)
+        if distance == 0 and pin_position is not None:
+            current = candidate
+    candidates.sort(key=lambda c: (-c.up, c.against, c.distance))
+    return candidates, current
+
+
+class _Weigher:
+    """Weighs claims against versions of their files, each version indexed once."""
+
+    def __init__(self, store: GitStore) -> None:
+        self.store = store
+        self._indexes: dict[str, FileIndex] = {}
+        self._weights: dict[tuple[int, str | None], int] = {}
+
+    def score(self, claims: list[_Claim], blob: str | None) -> Counter[int]:
+        """How ``claims`` (on one file) weigh against one version of it."""
+        return Counter(self.weigh(claim, blob) for claim in claims)
+
+    def weigh(self, claim: _Claim, blob: str | None) -> int:
+        key = (id(claim), blob)
+        weight = self._weights.get(key)
+        if weight is None:
+            weight = self._weights[key] = self._weigh(claim, blob)
+        return weight
+
+    def _weigh(self, claim: _Claim, sha: str | None) -> int:
+        if sha is None:
+            return AGAINST  # the file is not there
+        blob = self.store.blob(sha)
+        if blob.is_binary:
+            return UNKNOWN
+        start, end = claim.start, claim.end
+        if start is None or end is None:  # `x.py:setup()`: the symbol is defined there
+            if claim.symbol and symbol_definitions(blob.line_tuple, claim.symbol):
+                return UP
+            return AGAINST
+        if end > blob.line_count or start < 1:
+            return AGAINST
+        if claim.quote is not None:
+            index = self._index(sha, blob, claim.path)
+            if index.holds_in_order(claim.quote, start, end) or _loosely_in(
+                claim.quote, index, start, end
+            ):
+                return UP
+            return AGAINST if is_strong(claim.quote) else UNKNOWN
+        for name in (claim.symbol, claim.heading):
+            if not name:
+                continue
+            last = name.replace("::", ".").rsplit(".", 1)[-1]
+            if _used(blob, last, start, end, claim.path) or any(
+                first <= start and end <= final
+                for first, final in definitions(blob.line_tuple, last)
+            ):
+                return UP
+            if name is claim.symbol:
+                return AGAINST
+        return UNKNOWN
+
+    def _index(self, sha: str, blob: BlobText, path: str) -> FileIndex:
+        index = self._indexes.get(sha)
+        if index is None:
+            index = FileIndex(blob.lines, comment_markers(path.rsplit(".", 1)[-1]))
+            self._indexes[sha] = index
+        return index
+
+
+def _loosely_in(quote: PreparedQuote, index: FileIndex, start: int, end: int) -> bool:
+    """Whether enough of the quote (`ACCEPT_RATIO`) is in the cited lines, looking at those
+    lines alone (for one cited line: at the lines around it that a quote could span)."""
+    if start == end:
+        reach = len(quote.lines) + 4
+        low, high = max(1, start - reach), start + reach
+    else:
+        low, high = start, end
+    window = FileIndex(index.lines[low - 1 : high], index.markers)
+    return any(
+        covers(place, start - low + 1, end - low + 1)
+        for place in placements(quote, window, ratio=ACCEPT_RATIO)
+    )
+
+
+def _used(blob: BlobText, name: str, start: int, end: int, path: str) -> bool:
+    if path.endswith((".py", ".pyi")):
+        return blob.occurs_in_code(name, start, end)
+    return any(identifier_columns(line, name) for line in blob.lines[start - 1 : end])
+
+
+def _write(
+    manifest: Manifest, files: list[PageFile], upstream: str, commit: str, root: Path
+) -> list[str]:
+    """Set the pin: the manifest's when the pages are every page that relies on it, else each
+    page's own (``pin`` beside ``upstream``, or ``pins``)."""
+    every = collect([root], root.resolve())
+    given = {file.source.resolve() for file in files}
+    relying = []
+    for file in every:
+        page = parse_page(file.source.read_bytes(), file.source, file.display, file.rel)
+        if not _has_own_pin(page.meta, upstream):
+            relying.append(file.source.resolve())
+    if relying and set(relying) <= given:
+        if move_pin(manifest, upstream, commit):
+            return [manifest.display_path()]
+        return []
+    written = []
+    for file in files:
+        page = parse_page(file.source.read_bytes(), file.source, file.display, file.rel)
+        if page.text is None or page.meta is None:
+            continue
+        meta = dict(page.meta)
+        if meta.get("upstream") == upstream or (
+            meta.get("upstream") is None and not meta.get("pins")
+        ):
+            meta["upstream"] = upstream
+            meta["pin"] = commit
+        else:
+            meta["pins"] = {**(meta.get("pins") or {}), upstream: commit}
+        anchored = meta.get("anchored_at")
+        if isinstance(anchored, dict) and upstream in anchored:
+            meta["anchored_at"] = {k: v for k, v in anchored.items() if k != upstream} or None
+            if meta["anchored_at"] is None:
+                del meta["anchored_at"]
+        if meta != page.meta:
+            write_page(page, meta)
+            written.append(file.display)
+    return written
+
+
+def _has_own_pin(meta: dict, upstream: str) -> bool:
+    pins = meta.get("pins")
+    anchored = meta.get("anchored_at")
+    return (
+        (meta.get("upstream") == upstream and meta.get("pin") is not None)
+        or (isinstance(pins, dict) and upstream in pins)
+        or (isinstance(anchored, dict) and upstream in anchored)
+    )

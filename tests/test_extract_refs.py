@@ -232,9 +232,136 @@ def test_absurd_line_numbers_do_not_crash():
     assert one("x/a.py:" + "9" * 5000 + "\n").start == 10**30
 
 
+def test_table_row_with_a_path_cell_and_a_range_cell():
+    refs = refs_of(
+        """\
+        | 文件 | 行号 | 函数 |
+        |---|---|---|
+        | `/home/alice/slime/slime/backends/fsdp_utils/actor.py` | 276-288 | sleep |
+        | `actor.py` | L300-L310 | wake up |
+        | `x.py:3` | 4-5 | both cells cite: not this form |
+        """
+    )
+    assert [(r.line, r.text, r.path, r.start, r.end, r.symbol, r.style) for r in refs] == [
+        (
+            3,
+            "276-288",
+            "/home/alice/slime/slime/backends/fsdp_utils/actor.py",
+            276,
+            288,
+            "sleep",
+            "table",
+        ),
+        (4, "L300-L310", "actor.py", 300, 310, None, "table"),
+        (5, "x.py:3", "x.py", 3, 3, None, "inline"),
+    ]
+    # The path cell is the reference's path, not a whole-file reference of its own.
+    options = ExtractOptions(route_prefixes=("slime/",))
+    row = "| `slime/x.py` | 10-20 |\n"
+    assert [(r.text, r.style) for r in refs_of(row, options)] == [("10-20", "table")]
+
+
+@pytest.mark.parametrize(
+    ("written", "path", "start", "end", "symbol"),
+    [
+        (
+            "`slime/backends/fsdp_utils/actor.py` (lines 811-831) does it.",
+            "slime/backends/fsdp_utils/actor.py",
+            811,
+            831,
+            None,
+        ),
+        ("See actor.py, line 12.", "actor.py", 12, 12, None),
+        (
+            "`slime/data/loader.py`（第 811-831 行）读入数据。",
+            "slime/data/loader.py",
+            811,
+            831,
+            None,
+        ),
+        ("`actor.py` 中的 `sleep()` 方法（第 12 至 20 行）。", "actor.py", 12, 20, "sleep"),
+        ("actor.py 第12行", "actor.py", 12, 12, None),
+    ],
+)
+def test_lines_phrases_in_english_and_chinese(written, path, start, end, symbol):
+    ref = one(written + "\n")
+    assert (ref.path, ref.start, ref.end, ref.symbol, ref.style) == (
+        path,
+        start,
+        end,
+        symbol,
+        "phrase",
+    )
+    assert written[ref.column - 1 :].startswith(ref.text)
+
+
+def test_path_and_symbol_without_lines():
+    refs = refs_of(
+        "See `slime/backends/fsdp_utils/actor.py:setup_model()` and `actor.py::FSDPActor.sleep`;"
+        " not config.yaml:train, host:port or a.py:10:5.\n"
+    )
+    assert [(r.path, r.symbol, r.start, r.style) for r in refs] == [
+        ("slime/backends/fsdp_utils/actor.py", "setup_model", None, "symbol"),
+        ("actor.py", "FSDPActor.sleep", None, "symbol"),
+    ]
+
+
+def test_several_lines_at_once():
+    refs = refs_of("Calls at actor.py:360, 574 and b.py:10-20、30-40。\nNot x.py:3, 4 tokens.\n")
+    assert [(r.text, r.path, r.start, r.end, r.style) for r in refs] == [
+        ("actor.py:360", "actor.py", 360, 360, "inline"),
+        ("574", "actor.py", 574, 574, "list"),
+        ("b.py:10-20", "b.py", 10, 20, "inline"),
+        ("30-40", "b.py", 30, 40, "list"),
+        ("x.py:3", "x.py", 3, 3, "inline"),
+    ]
+
+
+def test_refs_in_box_diagrams_in_plain_fences():
+    refs = refs_of(
+        """\
+        ```
+        ┌─ actor.py:276 ──────┐
+        │  sleep() ─► offload.py:10-12
+        └─────────────────────┘
+        ```
+
+        ```
+        INFO actor.py:233 step 1
+        ```
+        """
+    )
+    assert [(r.line, r.path, r.start, r.in_code_block) for r in refs] == [
+        (2, "actor.py", 276, True),
+        (3, "offload.py", 10, True),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It took 3 lines of code and 12 lines of config.",
+        "第 3 章讲了 12 行代码，第 4 节更短。",
+        "| step | 12-14 | fast |",
+        'File "/usr/lib/python3/site.py", line 12, in main',
+        "The list 1, 2, 3 and 4, 5 are numbers.",
+        "Set `world_size: 8` and `rank: 0` in config.",
+        "Call `foo:bar()` on the object.",
+        "torch 2.3.1:cu121 is the wheel we use",
+    ],
+)
+def test_new_forms_leave_non_references_alone(text):
+    assert refs_of(text + "\n") == []
+
+
 _ALPHABET = st.sampled_from(
     [
-        *"abcxyz_./-:：#L0123456789 `()（）[]|\n\t~–",
+        *"abcxyz_./-:：#L0123456789 `()（）[]|\n\t~–,、",
+        "lines ",
+        "第",
+        "行",
+        "::",
+        "┌─",
         "actor.py",
         "slime/",
         "```",

@@ -1,0 +1,323 @@
+"""Evidence: the cited lines must hold what the page says, and --fix rewrites what is proven."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from generator.model import Severity
+from generator.refs.extract import scan
+from generator.refs.extract.evidence import collect_evidence
+from generator.refs.extract.refs import ref_records
+
+from .conftest import KB
+
+OLD = '''\
+"""The actor."""
+
+import torch
+
+
+class Actor:
+    def sleep(self, tags=None):
+        state = self.model.state_dict()
+        self.saved = {name: tensor.cpu() for name, tensor in state.items()}
+        self.model.to("cpu")
+        torch.cuda.empty_cache()
+        return True
+'''
+
+ACTOR = '''\
+"""The actor: training and memory."""
+
+import gc
+
+import torch
+
+
+class Actor:
+    """Trains a model and frees memory between rollouts."""
+
+    def __init__(self, model):
+        self.model = model
+        self.device = torch.device("cuda")
+
+    def sleep(self, tags=None):
+        """Move weights to the CPU (`wake_up` brings them back)."""
+        if tags is None:
+            tags = ["weights"]
+        for tag in tags:
+            self.model.offload(tag, non_blocking=True)
+        torch.cuda.empty_cache()
+        return True
+
+    def wake_up(self):
+        handle = self.model.reload(device=self.device)
+        gc.collect()
+        return handle
+
+
+class Critic:
+    def sleep(self):
+        self.value_head.to("cpu")
+        return False
+'''
+
+SLEEP_QUOTE = """\
+```python
+def sleep(self, tags=None):
+    if tags is None:
+        tags = ["weights"]
+    for tag in tags:
+        self.model.offload(tag, non_blocking=True)
+    torch.cuda.empty_cache()
+```"""
+
+
+@pytest.fixture
+def actor_kb(kb: KB) -> KB:
+    repo = kb.new_upstream("lib")
+    kb.old = repo.commit({"lib/actor.py": OLD}, "First actor", date="2025-01-01T00:00:00+00:00")  # type: ignore[attr-defined]
+    pin = repo.commit(
+        {"lib/actor.py": ACTOR, "lib/util.py": "def helper():\n    return 1\n"},
+        "Rewrite the actor",
+        date="2025-01-02T00:00:00+00:00",
+    )
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    kb.pin = pin  # type: ignore[attr-defined]
+    return kb
+
+
+def findings(kb: KB, check: str | None = None):  # type: ignore[no-untyped-def]
+    report = kb.verify(cache=False)
+    return [f for f in report.findings if check is None or f.check == check]
+
+
+def test_a_quote_in_the_cited_lines_passes(actor_kb: KB) -> None:
+    actor_kb.page("a.md", f"`sleep()` (lib/actor.py:15-22):\n\n{SLEEP_QUOTE}\n")
+    assert findings(actor_kb) == []
+
+
+def test_a_quote_at_other_lines_is_an_error_with_the_proven_range(actor_kb: KB) -> None:
+    actor_kb.page("a.md", f"The method (`lib/actor.py:24-30`):\n\n{SLEEP_QUOTE}\n")
+    (finding,) = findings(actor_kb)
+    assert finding.check == "quote-elsewhere" and finding.severity is Severity.ERROR
+    assert "it is at 15-21" in finding.message
+    assert finding.fix == ("lib/actor.py", 15, 21)
+    assert finding.suggestion == "lib/actor.py:15-21"
+
+
+def test_a_quote_in_another_file_is_found_there(actor_kb: KB) -> None:
+    quote = "```python\ndef helper():\n    return 1\n```"
+    actor_kb.page("a.md", f"# Helpers\n\nIt is `lib/actor.py:1-2`:\n\n{quote}\n")
+    report = actor_kb.verify(cache=False)
+    assert [f.check for f in report.findings] == []  # two lines: too weak to act on
+    strong = (
+        "```python\ndef helper():\n    value = compute_the_helper_value(1, 2, 3)\n"
+        "    return normalise_the_helper_value(value)\n```"
+    )
+    repo_path = actor_kb.root / "cache" / "lib"
+    from generator.upstream.gitbuild import RepoBuilder
+
+    repo = RepoBuilder(repo_path)
+    pin = repo.commit(
+        {
+            "lib/util.py": "def helper():\n    value = compute_the_helper_value(1, 2, 3)\n"
+            "    return normalise_the_helper_value(value)\n"
+        },
+        "Helper",
+        date="2025-01-03T00:00:00+00:00",
+    )
+    actor_kb.upstreams["lib"]["pin"] = pin
+    actor_kb.write_manifest()
+    actor_kb.page("a.md", f"It is `lib/actor.py:1-3`:\n\n{strong}\n")
+    (finding,) = findings(actor_kb)
+    assert finding.check == "quote-elsewhere"
+    assert "it is in 'lib/util.py' at 1-3" in finding.message
+    assert finding.fix == ("lib/util.py", 1, 3)
+
+
+def test_a_quote_found_only_at_an_older_commit_names_that_commit(actor_kb: KB) -> None:
+    quote = (
+        "```python\ndef sleep(self, tags=None):\n    state = self.model.state_dict()\n"
+        "    self.saved = {name: tensor.cpu() for name, tensor in state.items()}\n"
+        '    self.model.to("cpu")\n    torch.cuda.empty_cache()\n```'
+    )
+    actor_kb.page("a.md", f"`sleep()` (lib/actor.py:15-22):\n\n{quote}\n")
+    (finding,) = findings(actor_kb)
+    assert finding.check == "quote-not-found"
+    assert f"lib@{actor_kb.old[:7]}" in finding.message  # type: ignore[attr-defined]
+    assert "1 commit before the pin" in finding.message
+    assert finding.suggestion == "python -m generator pin suggest docs/a.md"
+    assert finding.fix is None
+
+
+def test_weak_quotes_never_give_an_error(actor_kb: KB) -> None:
+    actor_kb.page("a.md", "See `lib/actor.py:1-3`:\n\n```python\nreturn True\n```\n")
+    assert findings(actor_kb) == []
+
+
+def test_blocks_that_propose_code_are_not_quotes(actor_kb: KB) -> None:
+    actor_kb.page(
+        "review.md",
+        """\
+        - **[P1]** `lib/actor.py:15-22` - The tags default is built on every call.
+          - **Fix**: build it once:
+            ```python
+            DEFAULT_TAGS = ("weights", "optimizer", "kv_cache_buffers")
+            def sleep(self, tags=DEFAULT_TAGS):
+                for tag in tags:
+                    self.model.offload(tag, non_blocking=True)
+            ```
+        """,
+    )
+    assert findings(actor_kb) == []
+
+
+def test_blocks_in_another_language_are_not_quotes(actor_kb: KB) -> None:
+    actor_kb.page(
+        "a.md",
+        "Run it (`lib/actor.py:15-22`):\n\n```bash\npython -m lib.actor --sleep\n"
+        "python -m lib.actor --wake-up --device cuda:0\n```\n",
+    )
+    assert findings(actor_kb) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (f"`lib/actor.py:15-22`:\n\n{SLEEP_QUOTE[:-3]}", "never closed"),
+        ("`lib/actor.py:15-22`:\n\n```python\n" + "x = 1\n" * 401 + "```\n", "401 lines"),
+        ("`lib/actor.py:15-22`:\n\n```python\ndef sleep(self):\x07\n    pass\n```\n", "control"),
+    ],
+)
+def test_a_quote_that_cannot_be_compared_says_why(actor_kb: KB, body: str, reason: str) -> None:
+    actor_kb.page("a.md", body, dedent=False)
+    (finding,) = findings(actor_kb, "quote-unchecked")
+    assert finding.severity is Severity.WARNING and reason in finding.message
+
+
+def test_names_the_sentence_gives_must_be_used_in_the_range(actor_kb: KB) -> None:
+    actor_kb.page(
+        "a.md",
+        "The loop (lib/actor.py:11-13) calls `self.model.offload()` and "
+        "`torch.cuda.empty_cache()`.\n",
+    )
+    (finding,) = findings(actor_kb)
+    assert finding.check == "names-not-in-range" and finding.severity is Severity.WARNING
+    assert "`offload` at 20" in finding.message and "`empty_cache` at 21" in finding.message
+    actor_kb.page(
+        "a.md",
+        "The loop (lib/actor.py:19-21) calls `self.model.offload()` and "
+        "`torch.cuda.empty_cache()`.\n",
+    )
+    assert findings(actor_kb) == []
+
+
+def test_a_qualified_symbol_at_another_class_method_is_an_error(actor_kb: KB) -> None:
+    actor_kb.page("a.md", "`Actor.sleep()` 实现（lib/actor.py:31-33）\n")
+    (finding,) = findings(actor_kb)
+    assert finding.check == "symbol-not-in-range"
+    assert "holds another `sleep`" in finding.message
+    assert finding.suggestion == "it is defined at lib/actor.py:15-22"
+
+
+def test_a_name_only_in_a_docstring_is_said_so(actor_kb: KB) -> None:
+    actor_kb.page("a.md", "`wake_up()` 实现（lib/actor.py:15-16）\n")
+    (finding,) = findings(actor_kb)
+    assert finding.check == "symbol-not-in-range"
+    assert "only mentioned in a comment or docstring" in finding.message
+    assert finding.suggestion == "it is defined at lib/actor.py:24-27"
+
+
+def test_path_and_symbol_without_lines(actor_kb: KB) -> None:
+    actor_kb.page("a.md", "`lib/actor.py::Actor.wake_up` and `lib/actor.py:Critic.wake_up()`\n")
+    (finding,) = findings(actor_kb)
+    assert finding.check == "symbol-not-found" and "Critic.wake_up" in finding.message
+
+
+def test_evidence_placements() -> None:
+    text = textwrap.dedent(
+        """\
+        # Title
+
+        `f()` (a.py:1-3):
+
+        ```python
+        def f():
+            return 1
+        ```
+
+        ```python
+        # a.py:10-12
+        def g():
+            pass
+        # a.py:20-22
+        def h():
+            pass
+        ```
+
+        ```python
+        def k():
+            return 2
+        ```
+        （a.py:30-31）
+
+        Two refs a.py:1-2 and a.py:3-4 share a line:
+
+        ```python
+        x = 1
+        ```
+        """
+    )
+    layout = scan(text)
+    records = ref_records(layout)
+    evidence = collect_evidence(layout, records)
+    placed = {
+        records[i][2]: (e.quote.placement, e.quote.lines) for i, e in evidence.items() if e.quote
+    }
+    assert placed == {
+        "a.py:1-3": ("after", ("def f():", "    return 1")),
+        "a.py:10-12": ("inside", ("def g():", "    pass")),
+        "a.py:20-22": ("inside", ("def h():", "    pass")),
+        "a.py:30-31": ("before", ("def k():", "    return 2")),
+    }
+
+
+def test_fix_rewrites_in_style_and_keeps_every_other_byte(actor_kb: KB) -> None:
+    body = (
+        "\ufeff# Sleep\r\n\r\n`sleep()` 实现（actor.py：24–31）\r\n\r\n"
+        + SLEEP_QUOTE.replace("\n", "\r\n")
+        + "\r\n\r\nLater: see `lib/actor.py:1-3`.\r\n"
+    )
+    page = actor_kb.page("a.md", body.encode("utf-8"))
+    dry = actor_kb.cli("verify", "docs", "--no-cache", "--fix", "--dry-run")
+    assert "would rewrite actor.py：24–31 -> actor.py：15–21" in dry.stdout
+    assert page.read_bytes() == body.encode("utf-8")  # a dry run writes nothing
+    done = actor_kb.cli("verify", "docs", "--no-cache", "--fix")
+    assert done.returncode == 0, done.stdout
+    assert "rewrote actor.py：24–31 -> actor.py：15–21" in done.stdout
+    assert page.read_bytes() == body.replace("24–31", "15–21").encode("utf-8")
+    assert actor_kb.cli("verify", "docs", "--no-cache").returncode == 0
+
+
+def test_fix_writes_json_and_leaves_headings_and_held_refs(actor_kb: KB) -> None:
+    actor_kb.page(
+        "a.md",
+        f"## `sleep()` (lib/actor.py:24-30)\n\n{SLEEP_QUOTE}\n\n"
+        f"Again `lib/actor.py:25-31`:\n\n{SLEEP_QUOTE}\n",
+    )
+    result = actor_kb.cli("verify", "docs", "--no-cache", "--fix", "--format", "json")
+    data = json.loads(result.stdout)
+    assert [(r["line"], r["after"]) for r in data["fixes"]["rewrites"]] == [
+        (12, "lib/actor.py:15-21")
+    ]
+    assert [(s["line"], "heading" in s["reason"]) for s in data["fixes"]["skipped"]] == [(1, True)]
+    assert result.returncode == 1  # the heading's reference is still wrong
+
+
+def test_dry_run_needs_fix(actor_kb: KB) -> None:
+    result = actor_kb.cli("verify", "docs", "--dry-run")
+    assert result.returncode == 2 and "--dry-run goes with --fix" in result.stderr

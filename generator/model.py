@@ -211,6 +211,8 @@ class ResolvedRef:
     path: str | None = None
     """Canonical repository-relative path, when the file could be identified."""
     findings: list[Finding] = field(default_factory=list)
+    unchecked: bool = False
+    """Its upstream has no clone here: where it leads is known, what it holds is not."""
 
     @property
     def status(self) -> str:
@@ -219,4 +221,4 @@ class ResolvedRef:
             return "error"
         if Severity.WARNING in severities:
             return "warning"
-        return "ok"
+        return "unchecked" if self.unchecked else "ok"

@@ -321,3 +321,32 @@ def test_fix_writes_json_and_leaves_headings_and_held_refs(actor_kb: KB) -> None
 def test_dry_run_needs_fix(actor_kb: KB) -> None:
     result = actor_kb.cli("verify", "docs", "--dry-run")
     assert result.returncode == 2 and "--dry-run goes with --fix" in result.stderr
+
+
+def test_an_upstream_without_a_clone_is_reported_unchecked_not_a_config_error(
+    actor_kb: KB,
+) -> None:
+    actor_kb.upstreams["pytorch"] = {
+        "url": "https://github.com/pytorch/pytorch.git",
+        "pin": "0123456789abcdef0123456789abcdef01234567",
+        "prefixes": ["torch/"],
+        "web_url": "https://github.com/pytorch/pytorch",
+    }
+    actor_kb.write_manifest()
+    actor_kb.page(
+        "a.md",
+        "`sleep()` (lib/actor.py:15-22) and `torch/distributed/fsdp/_runtime_utils.py:100-200`,\n"
+        "https://github.com/pytorch/pytorch/blob/main/torch/x.py#L1-L3 and `_utils.py:5`.\n",
+    )
+    for cached in ([], ["--no-cache"], []):
+        result = actor_kb.cli("verify", "docs", *cached)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert (
+            "upstreams.yaml:8:1: warning[upstream-not-cloned] 2 references into 'pytorch' are "
+            "not checked: it has no clone at cache/pytorch" in result.stdout
+        )
+        assert "  = help: python -m generator upstreams fetch pytorch" in result.stdout
+        assert "not searched: pytorch (no clone)" in result.stdout
+    data = json.loads(actor_kb.cli("verify", "docs", "--format", "json", "--list-refs").stdout)
+    assert [r["status"] for r in data["refs"]] == ["ok", "unchecked", "unchecked", "warning"]
+    assert actor_kb.cli("verify", "docs", "--strict").returncode == 1

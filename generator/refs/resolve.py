@@ -173,6 +173,11 @@ def _read_held_refs(held: Any, context: PageContext, manifest: Manifest, problem
         )
 
 
+class CloneMissing(ConfigError):
+    """An upstream's clone is not there: its references are reported as unchecked, not as a
+    configuration error (nobody clones PyTorch to read a page about slime)."""
+
+
 class _DirectTarget(NamedTuple):
     upstream: Upstream
     commit: str
@@ -209,6 +214,8 @@ class Resolver:
         self._verdicts: dict[tuple[Any, ...], dict[VerdictKey, ResolvedRef]] = {}
         self._search_order: dict[str | None, list[Upstream]] = {}
         self._direct_targets: dict[tuple[Any, ...], dict[str, _DirectTarget | None]] = {}
+        self.not_cloned: set[str] = set()
+        """Upstreams with no clone here, met while resolving."""
 
     @property
     def blob_reads(self) -> int:
@@ -230,11 +237,14 @@ class Resolver:
             try:
                 store = GitStore(upstream.clone_dir)
             except RepositoryUnavailable:
-                raise self.manifest.error(
+                error = self.manifest.error(
                     f"no clone at {_relative(upstream.clone_dir)}",
                     key,
                     hint=f"run `make upstreams` (python -m generator upstreams fetch "
                     f"{upstream.name}) to clone {upstream.url}",
+                )
+                raise CloneMissing(
+                    error.message, file=error.file, line=error.line, key=key, hint=error.hint
                 ) from None
             if store.resolve(upstream.pin) != upstream.pin:
                 store.close()
@@ -247,6 +257,19 @@ class Resolver:
                 )
             self._stores[upstream.name] = store
         return store
+
+    def cloned(self, upstream: Upstream) -> bool:
+        """Whether ``upstream`` has a clone here (a clone without the pin is still an error)."""
+        if upstream.name in self._stores:
+            return True
+        if upstream.name in self.not_cloned:
+            return False
+        try:
+            self.store(upstream)
+        except CloneMissing:
+            self.not_cloned.add(upstream.name)
+            return False
+        return True
 
     def commit_for(self, upstream: Upstream, context: PageContext) -> str:
         return context.pins.get(upstream.name, upstream.pin)
@@ -301,7 +324,12 @@ class Resolver:
                 self._resolve_permalink(result, context)
             else:
                 self._resolve_path(result, context)
-            if result.upstream and result.commit and result.path is not None:
+            if (
+                result.upstream
+                and result.commit
+                and result.path is not None
+                and not result.unchecked
+            ):
                 self._check_target(result)
         # A reference at a commit the clone lacks is reported once per page, by whichever of
         # the page's references comes first: its verdict, with or without the finding, is the
@@ -362,7 +390,12 @@ class Resolver:
     def relocated(ref: CodeRef, verdict: ResolvedRef) -> ResolvedRef:
         """``verdict`` for the citation ``ref``: its findings placed where ``ref`` is."""
         return ResolvedRef(
-            ref, verdict.upstream, verdict.commit, verdict.path, relocated_findings(ref, verdict)
+            ref,
+            verdict.upstream,
+            verdict.commit,
+            verdict.path,
+            relocated_findings(ref, verdict),
+            verdict.unchecked,
         )
 
     def _resolve_permalink(self, result: ResolvedRef, context: PageContext) -> None:
@@ -375,6 +408,10 @@ class Resolver:
                 f"{ref.repo_slug} is not a configured upstream; this link is not checked",
                 f"add it to {self.manifest.display_path()} to check links into it",
             )
+            return
+        if not self.cloned(upstream):
+            result.upstream, result.commit = upstream.name, self.commit_for(upstream, context)
+            result.path, result.unchecked = ref.path, True
             return
         store = self.store(upstream)
         revision, path = self._split_revision(store, f"{ref.revision}/{ref.path}".rstrip("/"))
@@ -467,8 +504,18 @@ class Resolver:
                 self._attribute(result, own, context, path)
                 return
         if ref.form is RefForm.BARE:
-            searched = self._searched_upstreams(context)
+            searched = [u for u in self._searched_upstreams(context) if self.cloned(u)]
             where = ", ".join(f"{u.name}@{self.commit_for(u, context)[:7]}" for u in searched)
+            unsearched = [u.name for u in self.manifest.upstreams.values() if not self.cloned(u)]
+            if unsearched:  # it may well be there: say so, do not call it missing
+                self._add(
+                    result,
+                    "unattributed",
+                    f"no file named '{path}' in {where or 'any cloned upstream'}; not searched: "
+                    + ", ".join(f"{name} (no clone)" for name in unsearched),
+                    f"python -m generator upstreams fetch {unsearched[0]}",
+                )
+                return
             suggestion = self._closest_name(path, searched, context)
             self._add(
                 result,
@@ -537,6 +584,10 @@ class Resolver:
         self, result: ResolvedRef, upstream: Upstream, context: PageContext, path: str
     ) -> None:
         commit = self.commit_for(upstream, context)
+        if not self.cloned(upstream):
+            result.upstream, result.commit, result.path = upstream.name, commit, path
+            result.unchecked = True
+            return
         store = self.store(upstream)
         if commit != upstream.pin and store.resolve(commit) != commit:
             result.upstream = upstream.name
@@ -556,6 +607,8 @@ class Resolver:
 
     def _belongs_to(self, upstream: Upstream, context: PageContext, path: str) -> bool:
         """Whether ``path`` lies in a top-level directory of the upstream, or once existed there."""
+        if not self.cloned(upstream):
+            return True  # nothing says otherwise: it is reported as unchecked
         commit = self.commit_for(upstream, context)
         store = self.store(upstream)
         top = path.split("/", 1)[0] + "/"
@@ -578,6 +631,8 @@ class Resolver:
 
     def _tree(self, upstream: Upstream, context: PageContext) -> dict[str, Any]:
         """The files at the page's commit of ``upstream``; none when the clone lacks it."""
+        if not self.cloned(upstream):
+            return {}  # no clone: nothing to search
         commit = self.commit_for(upstream, context)
         store = self.store(upstream)
         if commit != upstream.pin and store.resolve(commit) != commit:
@@ -586,6 +641,8 @@ class Resolver:
 
     def _commit_missing(self, upstream: Upstream, context: PageContext) -> bool:
         commit = self.commit_for(upstream, context)
+        if not self.cloned(upstream):
+            return True  # as unknown as a missing commit: `_attribute` says which
         return commit != upstream.pin and self.store(upstream).resolve(commit) != commit
 
     def _search(
@@ -1092,6 +1149,7 @@ def _relative(path: Any) -> str:
 
 
 __all__ = [
+    "CloneMissing",
     "ConfigError",
     "PageContext",
     "Resolver",

@@ -47,7 +47,7 @@ from generator.upstream.manifest import Manifest
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 """Part of the fingerprint. The program's sources are too, so a change to this program already
 verifies every page again; this number says so for a reader of the file."""
 CACHE_DIRECTORY = ".verify-cache"
@@ -61,6 +61,7 @@ class CachedTarget(NamedTuple):
     upstream: str | None
     commit: str | None
     path: str | None
+    unchecked: bool = False
 
 
 @dataclass

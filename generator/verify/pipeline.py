@@ -24,6 +24,7 @@ import queue
 import signal
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -162,6 +163,7 @@ class ResolvedRefs(Sequence[ResolvedRef]):
                             verdict.commit,
                             verdict.path,
                             [f for f in own if f.check not in ignore] if own else [],
+                            verdict.unchecked,
                         )
                     )
             self._built = built
@@ -180,6 +182,9 @@ class Target(Protocol):
 
     @property
     def path(self) -> str | None: ...
+
+    @property
+    def unchecked(self) -> bool: ...
 
 
 class _PageRefs(NamedTuple):
@@ -397,6 +402,8 @@ class Verifier:
         # The run's link checker (it knows the run's tree); dropped after the run, as it holds
         # this verifier, which would otherwise only go with the cycle collector.
         self._links: LinkChecker | None = None
+        self._unchecked: Counter[str] = Counter()
+        """References of the run into upstreams with no clone, by upstream."""
 
     def close(self) -> None:
         self.resolver.close()
@@ -418,6 +425,7 @@ class Verifier:
         pages: list[Page] = []
         self._run_files = {file.rel: file for file in files}
         self._run_parsed = {}
+        self._unchecked = Counter()
         self._links = LinkChecker(self.docs_root, self._anchors_of)
         with _collector_paused():
             if self.cache is not None and self.cache.holds_pages:
@@ -445,12 +453,36 @@ class Verifier:
                 self.cache.save()
         report.pages = len(pages)
         report.refs = refs
+        report.findings.extend(self._not_cloned())
         # Governance (generator/specs.py): lifecycle fields, specs, learning paths.
         report.findings.extend(governance_findings(self.manifest.root, self.docs_root, pages))
         report.findings = [f for f in report.findings if f.check not in self.ignore]
         report.findings.sort(key=Finding.sort_key)
         report.blob_reads = self.resolver.blob_reads
         return report
+
+    def _not_cloned(self) -> list[Finding]:
+        """One warning per upstream without a clone that the pages cite, with the count."""
+        findings = []
+        for name, count in sorted(self._unchecked.items()):
+            upstream = self.manifest.upstreams[name]
+            line = self.manifest.lines.get(f"upstreams.{name}", 1)
+            findings.append(
+                Finding(
+                    severity_of("upstream-not-cloned"),
+                    "upstream-not-cloned",
+                    self.manifest.display_path(),
+                    line,
+                    1,
+                    f"{count} reference{'s' if count != 1 else ''} into '{name}' "
+                    f"{'are' if count != 1 else 'is'} not checked: it has no clone at "
+                    f"{_shown(upstream.clone_dir)}",
+                    f"python -m generator upstreams fetch {name}",
+                    upstream=name,
+                    commit=upstream.pin,
+                )
+            )
+        return findings
 
     def parsed_page(self, rel: str) -> Page | None:
         """The page at ``rel`` (relative to the docs root) as this verifier last read it."""
@@ -565,6 +597,9 @@ class Verifier:
             if extracted.kept is not None:
                 self._store(page, extracted, checked)
         report.findings.extend(checked.findings)
+        for verdict in checked.verdicts:
+            if verdict.unchecked and verdict.upstream:
+                self._unchecked[verdict.upstream] += 1
         if extracted.records is None:
             return
         refs.add_page(page.display, extracted.records, checked.verdicts, checked.ref_findings)
@@ -651,7 +686,7 @@ class Verifier:
         pool = self._target_pool
         targets = []
         for verdict in checked.verdicts:
-            target = CachedTarget(verdict.upstream, verdict.commit, verdict.path)
+            target = CachedTarget(verdict.upstream, verdict.commit, verdict.path, verdict.unchecked)
             targets.append(pool.setdefault(target, target))
         self.cache.store(
             page_key(page.display, page.rel, page.source),
@@ -916,3 +951,12 @@ def _receive(fd: int, chunks: queue.SimpleQueue[bytes | None]) -> None:
                 del buffer[: 8 + size]
     finally:
         chunks.put(None)
+
+
+def _shown(path: Path | None) -> str:
+    if path is None:
+        return "(none)"
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -12,7 +12,7 @@ JSON schema (version 1, stable; fields are only ever added)::
                     "fix": {"path": str, "start": int, "end": int}}, ...],   # fix: when proven
       "refs": [{"page": str, "line": int, "column": int, "text": str, "upstream": str|null,
                 "commit": str|null, "path": str|null, "start": int|null, "end": int|null,
-                "status": "ok"|"warning"|"error", "checks": [str, ...],
+                "status": "ok"|"warning"|"error"|"unchecked", "checks": [str, ...],
                 "style": "inline"|"table"|"phrase"|"list"|"symbol"}, ...]   # --list-refs
     }
 """

@@ -131,7 +131,7 @@ def test_a_worker_killed_midway_changes_nothing(big_kb):
 def test_a_failed_run_leaves_no_worker_behind(big_kb):
     big_kb.upstreams["lib"]["pin"] = "c" * 40
     big_kb.write_manifest()
-    with pytest.raises(ConfigError, match="pinned commit c+ is not in the clone"):
+    with pytest.raises(ConfigError, match=r"pinned commit c+ is not in the clone"):
         big_kb.verify(workers=2)
     assert _worker_processes() == []
 

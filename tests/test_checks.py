@@ -69,7 +69,23 @@ def test_range_outside_file_suggests_where_the_symbol_is(lib_kb):
 def test_ambiguous_bare_name_lists_candidates(lib_kb):
     [(check, _, _, message, _)] = findings(lib_kb, "core.py:1\n")
     assert check == "ambiguous-file"
-    assert "matches 2 files: lib/core.py, lib/sub/core.py" in message
+    assert "matches 2 files: lib/core.py (the range fits); lib/sub/core.py (the range fits)" in (
+        message
+    )
+
+
+def test_a_bare_name_resolved_from_the_page_context(lib_kb):
+    # The page cites the same file by its full path elsewhere.
+    assert checks(lib_kb, "lib/sub/core.py:1 and again core.py:4-5\n") == []
+    # Another file of the same directory.
+    [(check, _, _, message, _)] = findings(lib_kb, "lib/sub/core.py:1 then core.py:15\n")
+    assert check == "range-outside-file" and "'lib/sub/core.py'" in message
+    # Only one candidate is long enough for the range.
+    assert checks(lib_kb, "core.py:14\n") == []
+    # The quoted code is in only one of them (both are long enough for lines 1-3).
+    quote = "```python\nclass Beta:\n    def gamma(self):\n        return alpha(2)\n```"
+    [(check, _, _, message, suggestion)] = findings(lib_kb, f"`core.py:1-3`:\n\n{quote}\n")
+    assert check == "quote-elsewhere" and suggestion == "lib/core.py:10-12"
 
 
 def test_ambiguous_bare_name_resolved_by_symbol_and_by_search_roots(lib_kb):

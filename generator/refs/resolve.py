@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from generator.checks import severity_of
-from generator.model import CodeRef, Finding, RefForm, ResolvedRef, Upstream
+from generator.model import CodeRef, Finding, Quote, RefForm, ResolvedRef, Upstream
 from generator.refs.extract.refs import RefRecord
+from generator.refs.quote import FileIndex, is_strong, placements, prepare
 from generator.upstream.gitstore import (
     BlobText,
     GitStore,
@@ -64,6 +65,19 @@ class PageContext:
     findings: list[Finding] = field(default_factory=list)
     held: dict[tuple[str, int], HeldRef] = field(default_factory=dict)
     """References a sync could not move, by (text, occurrence on the page)."""
+    cited: frozenset[str] = frozenset()
+    """Paths the page cites from the repository root: what its bare names most likely mean."""
+    quotes: dict[tuple[int, int], Quote] = field(default_factory=dict)
+    """The code the page quotes for its references, by (line, column): the evidence that tells
+    apart files with the same name."""
+
+    def hints_for(self, ref: CodeRef) -> tuple[Any, ...]:
+        """What the page knows that may decide which file a bare name means: its full paths
+        and the code it quotes for that citation (empty: nothing)."""
+        quote = self.quotes.get((ref.line, ref.column))
+        if not self.cited and quote is None:
+            return ()
+        return (self.cited, quote.lines if quote is not None else None)
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -214,6 +228,10 @@ class Resolver:
         self._verdicts: dict[tuple[Any, ...], dict[VerdictKey, ResolvedRef]] = {}
         self._search_order: dict[str | None, list[Upstream]] = {}
         self._direct_targets: dict[tuple[Any, ...], dict[str, _DirectTarget | None]] = {}
+        self._narrowing = False
+        """Whether the verdict being reached had several files to choose from."""
+        self._narrowed: set[VerdictKey] = set()
+        """References naming several files: their verdicts are kept per page hints."""
         self.not_cloned: set[str] = set()
         """Upstreams with no clone here, met while resolving."""
 
@@ -304,12 +322,17 @@ class Resolver:
         `verdicts_in` gave for ``context``, when the caller has it.
         """
         verdicts = self.verdicts_in(context) if known is None else known
-        key = verdict_key(ref)
+        key = base = verdict_key(ref)
+        if base in self._narrowed:
+            # A name several files share: which one it means may rest on what only its page
+            # knows (`_narrow`), so such a verdict is shared only with the same hints.
+            key = (*base, context.hints_for(ref))
         cached = verdicts.get(key)
         if cached is not None:
             return cached
         result = ResolvedRef(ref=ref)
         self._at_missing_commit = False
+        self._narrowing = False
         direct = None
         if ref.form is RefForm.PATH and not ref.is_directory and ref.end is not None:
             direct = self._direct_target(ref.path, context)
@@ -334,6 +357,9 @@ class Resolver:
         # A reference at a commit the clone lacks is reported once per page, by whichever of
         # the page's references comes first: its verdict, with or without the finding, is the
         # page's own, or a later page citing only the same references would pass unreported.
+        if self._narrowing and key is base:
+            self._narrowed.add(base)
+            key = (*base, context.hints_for(ref))
         if not self._at_missing_commit and not any(
             finding.check == "commit-missing" for finding in result.findings
         ):
@@ -480,10 +506,7 @@ class Resolver:
             self._attribute(result, upstream, context, found)
             return
         if len(candidates) > 1:
-            listed = ", ".join(
-                f"{u.name}:{p}" if len(self.manifest.upstreams) > 1 else p
-                for u, p in candidates[:_MAX_LISTED]
-            )
+            listed = "; ".join(self._ranked(candidates, ref, context)[:_MAX_LISTED])
             more = (
                 f" and {len(candidates) - _MAX_LISTED} more"
                 if len(candidates) > _MAX_LISTED
@@ -683,10 +706,37 @@ class Resolver:
     def _narrow(
         self, candidates: list[tuple[Upstream, str]], ref: CodeRef, context: PageContext
     ) -> list[tuple[Upstream, str]]:
+        """The candidates a bare or partial name may mean, narrowed by what is known: search
+        roots (written by hand), the page's own full-path references (the same file, then
+        the same directory), the candidates the range fits, the symbol named next to it, and
+        the code the page quotes for it. Each step applies only when it leaves at least one;
+        what is left after all of them is ambiguous, and `_ranked` says why each remains."""
+        self._narrowing = True
         for roots_of in (lambda u: context.search_roots, lambda u: u.search_roots):
             rooted = [(u, p) for u, p in candidates if roots_of(u) and p.startswith(roots_of(u))]
             if rooted:
                 candidates = rooted
+                if len(candidates) == 1:
+                    return candidates
+        for keep in (
+            lambda u, p: p in context.cited,
+            lambda u, p: posixpath.dirname(p) in {posixpath.dirname(c) for c in context.cited},
+        ):
+            kept = [(u, p) for u, p in candidates if keep(u, p)]
+            if kept:
+                candidates = kept
+                if len(candidates) == 1:
+                    return candidates
+        if ref.end is not None:
+            fitting = [
+                (u, p)
+                for u, p in candidates
+                if (blob := self._blob(u, self.commit_for(u, context), p)) is not None
+                and not blob.is_binary
+                and ref.end <= blob.line_count
+            ]
+            if fitting:
+                candidates = fitting
                 if len(candidates) == 1:
                     return candidates
         if ref.symbol and ref.start is not None and ref.end is not None:
@@ -701,8 +751,47 @@ class Resolver:
                 ):
                     holding.append((upstream, path))
             if holding:
-                return holding
+                candidates = holding
+                if len(candidates) == 1:
+                    return candidates
+        quote = context.quotes.get((ref.line, ref.column))
+        if quote is not None:
+            quoted = [(u, p) for u, p in candidates if self._holds_quote(u, p, quote, context)]
+            if quoted:
+                candidates = quoted
         return candidates
+
+    def _holds_quote(
+        self, upstream: Upstream, path: str, quote: Quote, context: PageContext
+    ) -> bool:
+        """Whether the file holds the quoted code somewhere (strongly enough to go by)."""
+        blob = self._blob(upstream, self.commit_for(upstream, context), path)
+        prepared = prepare(quote.lines, quote.language or path.rsplit(".", 1)[-1])
+        if blob is None or blob.is_binary or prepared is None or not is_strong(prepared):
+            return False
+        index = FileIndex(blob.lines, prepared.markers)
+        return any(is_strong(prepared, place) for place in placements(prepared, index))
+
+    def _ranked(
+        self, candidates: list[tuple[Upstream, str]], ref: CodeRef, context: PageContext
+    ) -> list[str]:
+        """Each remaining candidate with what speaks for it, most first."""
+        cited_dirs = {posixpath.dirname(c) for c in context.cited}
+        ranked = []
+        for upstream, path in candidates:
+            reasons = []
+            if posixpath.dirname(path) in cited_dirs:
+                reasons.append("beside the page's other references")
+            blob = self._blob(upstream, self.commit_for(upstream, context), path)
+            if blob is not None and not blob.is_binary:
+                if ref.end is not None and ref.end <= blob.line_count:
+                    reasons.append("the range fits")
+                if ref.symbol and definitions(blob.line_tuple, _last_name(ref.symbol)):
+                    reasons.append(f"defines `{_last_name(ref.symbol)}`")
+            shown = f"{upstream.name}:{path}" if len(self.manifest.upstreams) > 1 else path
+            ranked.append((len(reasons), shown + (f" ({', '.join(reasons)})" if reasons else "")))
+        ranked.sort(key=lambda item: -item[0])
+        return [text for _, text in ranked]
 
     def _closest_name(
         self, name: str, upstreams: list[Upstream], context: PageContext

@@ -36,7 +36,7 @@ import yaml
 from generator.checks import CHECKS, severity_of
 from generator.kb.pages import Page, parse_page, problem_findings
 from generator.kb.specs import governance_findings
-from generator.model import CodeRef, Evidence, Finding, Link, ResolvedRef, Severity
+from generator.model import CodeRef, Evidence, Finding, Link, RefForm, ResolvedRef, Severity
 from generator.refs.extract import ExtractOptions, MarkdownLayout, extract_links, scan
 from generator.refs.extract.evidence import collect_evidence
 from generator.refs.extract.links import extract_anchors
@@ -622,6 +622,17 @@ class Verifier:
         display = page.display
         context = page_context(display, page.meta, self.manifest)
         page_findings.extend(context.findings)
+        # What the page's bare names may lean on: its full paths, and the code it quotes.
+        if any(record[3] is RefForm.BARE for record in records):
+            context.cited = frozenset(
+                record[4] for record in records if record[3] is RefForm.PATH and record[5]
+            )
+            if evidence:
+                context.quotes = {
+                    (records[i][0], records[i][1]): found.quote
+                    for i, found in evidence.items()
+                    if found.quote is not None and records[i][3] is RefForm.BARE
+                }
         resolver = self.resolver
         known = resolver.verdicts_in(context)
         held = context.held

@@ -10,7 +10,7 @@ The library API the CLI, the scripts, the site build and the tests share::
 from generator.kb.pages import Page, read_page, render_page, write_page
 from generator.model import CodeRef, Finding, Link, RefForm, ResolvedRef, Severity, Upstream
 from generator.upstream.manifest import ConfigError, Manifest, load_manifest
-from generator.verify.pipeline import Report, Verifier, collect, verify
+from generator.verification.pipeline import Report, Verifier, collect, verify
 
 __version__ = "0.1.0"
 

@@ -110,15 +110,16 @@ class CodeRef:
     for a path and a symbol without lines (``x.py:setup()``, ``x.py::Actor.sleep``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Quote:
+class Quote(NamedTuple):
     """Code a page quotes for a reference: a fenced block next to it, or the part of a block that
-    follows the reference in its comment."""
+    follows the reference in its comment. (A tuple: pages hold many, and they travel between
+    the processes that read pages.)"""
 
     line: int
     """Page line of the first quoted line."""
-    lines: tuple[str, ...]
-    """The quoted lines exactly as written (fence lines and the reference's comment excluded)."""
+    text: str
+    """The quoted lines exactly as written, joined by newlines (fence lines and the
+    reference's comment excluded)."""
     language: str
     """The fence's language (``python``), or empty."""
     placement: str
@@ -126,10 +127,16 @@ class Quote:
     comment holds the reference."""
     unterminated: bool = False
     """The fence is never closed: the quote ran to the end of the page."""
+    flat: str = ""
+    """``text`` with every run of white space made one space: the form a quote copied from
+    the cited lines is first compared in (worked out where the page is read)."""
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.split("\n")
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
+class Evidence(NamedTuple):
     """What a page says the cited lines contain, besides the symbol named next to the reference
     (`CodeRef.symbol`): the code it quotes, the identifiers and calls it names around the
     reference, and the symbol named by the heading the reference sits under."""
@@ -139,9 +146,6 @@ class Evidence:
     """Code spans in the same line, list item or table row that look like identifiers or calls
     (``self.model.train()`` gives ``self.model.train``), the reference's own symbol excluded."""
     heading_symbol: str | None = None
-
-    def __bool__(self) -> bool:
-        return self.quote is not None or bool(self.names) or self.heading_symbol is not None
 
 
 @dataclass(frozen=True)

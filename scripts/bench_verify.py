@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from measure import run_generator  # noqa: E402  (scripts/measure.py, beside this script)
 
 from generator.upstream.gitbuild import RepoBuilder  # noqa: E402
-from generator.verify.pipeline import available_cores  # noqa: E402
+from generator.verification.pipeline import available_cores  # noqa: E402
 
 
 def make_source(index: int, rng: random.Random) -> tuple[str, list[tuple[str, int, int]]]:
@@ -60,7 +60,11 @@ def make_source(index: int, rng: random.Random) -> tuple[str, list[tuple[str, in
     return "\n".join(lines) + "\n", functions
 
 
-def build_corpus(root: Path, pages: int, refs_per_page: int, files: int, seed: int = 7) -> dict:
+def build_corpus(
+    root: Path, pages: int, refs_per_page: int, files: int, seed: int = 7, quotes: bool = False
+) -> dict:
+    """The corpus; with ``quotes``, a third of the references (not the broken ones) are
+    followed by the code they cite, quoted in a fenced block."""
     rng = random.Random(seed)
     repo = RepoBuilder.init(root / "cache" / "big")
     sources: dict[str, str] = {}
@@ -105,6 +109,10 @@ def build_corpus(root: Path, pages: int, refs_per_page: int, files: int, seed: i
                 out.append(
                     f"[{name}](https://github.com/bench/big/blob/{pin}/{path}#L{start}-L{end})\n"
                 )
+            if quotes and ref_number % 3 == 0 and style != 2 and end <= length:
+                first = start + 1 if style == 1 else start
+                cited = sources[path].split("\n")[first - 1 : end]
+                out.append("\n```python\n" + "\n".join(cited) + "\n```\n\n")
             total += 1
         out.append(
             f"\n[next](page_{(page_number + 1) % pages}.md#page-{(page_number + 1) % pages})\n"
@@ -191,6 +199,43 @@ def floor(root: Path, corpus: dict) -> float:
     return time.perf_counter() - started
 
 
+def quote_cost(args: argparse.Namespace) -> int:
+    """The cold verifier on the corpus with and without quotes (best of ``--runs`` each,
+    interleaved so that both see the same machine)."""
+    with tempfile.TemporaryDirectory(prefix="bench-quotes-") as directory:
+        plain, quoted = Path(directory) / "plain", Path(directory) / "quoted"
+        corpus = build_corpus(plain, args.pages, args.refs_per_page, args.files)
+        build_corpus(quoted, args.pages, args.refs_per_page, args.files, quotes=True)
+        times: dict[str, list[float]] = {"plain": [], "quoted": []}
+        reports: dict[str, dict] = {}
+        for _ in range(args.runs):
+            for name, root in (("plain", plain), ("quoted", quoted)):
+                elapsed, _, _, report = run_verifier(root, "--no-cache")
+                times[name].append(elapsed)
+                reports[name] = report
+        best = {name: min(values) for name, values in times.items()}
+        quoted_refs = sum(
+            text.count("```python\n")
+            for text in (p.read_text("utf-8") for p in (quoted / "docs").rglob("*.md"))
+        )
+        ratio = best["quoted"] / best["plain"]
+        print(
+            f"corpus: {args.pages} pages, {corpus['refs']} refs; quoted: {quoted_refs} code "
+            "blocks (the comment-style ones included)"
+        )
+        print(
+            f"cold, without quotes: {best['plain']:.2f} s; with quotes: {best['quoted']:.2f} s "
+            f"({ratio:.2f}x; target <= 1.20x: {'met' if ratio <= 1.2 else 'NOT met'})"
+        )
+        same = reports["plain"]["findings"] == reports["quoted"]["findings"]
+        errors = reports["quoted"]["summary"]["errors"]
+        print(
+            f"findings: {errors} errors with quotes (expected {corpus['broken']}); the same "
+            f"findings as without: {'yes' if same else 'NO'}"
+        )
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=2000)
@@ -200,7 +245,15 @@ def main() -> int:
     parser.add_argument(
         "--runs", type=int, default=3, help="verifier and floor runs; the best is reported"
     )
+    parser.add_argument(
+        "--quotes",
+        action="store_true",
+        help="only measure what evidence costs: the cold run on the corpus with the code a third "
+        "of the references cite quoted after them, against the same corpus without quotes",
+    )
     args = parser.parse_args()
+    if args.quotes:
+        return quote_cost(args)
     with tempfile.TemporaryDirectory(prefix="bench-verify-") as directory:
         root = Path(directory)
         started = time.perf_counter()

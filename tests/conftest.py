@@ -16,7 +16,7 @@ import pytest
 
 from generator.generate.demo import build_all
 from generator.upstream.gitbuild import RepoBuilder
-from generator.verify.pipeline import Report, verify
+from generator.verification.pipeline import Report, verify
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -190,7 +190,11 @@ def test_blocks_in_another_language_are_not_quotes(actor_kb: KB) -> None:
     [
         (f"`lib/actor.py:15-22`:\n\n{SLEEP_QUOTE[:-3]}", "never closed"),
         ("`lib/actor.py:15-22`:\n\n```python\n" + "x = 1\n" * 401 + "```\n", "401 lines"),
-        ("`lib/actor.py:15-22`:\n\n```python\ndef sleep(self):\x07\n    pass\n```\n", "control"),
+        (
+            "`lib/actor.py:15-22`:\n\n```python\ndef sleep(self, tags=None):\x07\n"
+            "    self.model.offload_everything(tags)\n    torch.cuda.empty_cache()\n```\n",
+            "control",
+        ),
     ],
 )
 def test_a_quote_that_cannot_be_compared_says_why(actor_kb: KB, body: str, reason: str) -> None:
@@ -276,7 +280,9 @@ def test_evidence_placements() -> None:
     records = ref_records(layout)
     evidence = collect_evidence(layout, records)
     placed = {
-        records[i][2]: (e.quote.placement, e.quote.lines) for i, e in evidence.items() if e.quote
+        records[i][2]: (e.quote.placement, tuple(e.quote.lines))
+        for i, e in evidence.items()
+        if e.quote
     }
     assert placed == {
         "a.py:1-3": ("after", ("def f():", "    return 1")),

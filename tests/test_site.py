@@ -34,8 +34,8 @@ from generator.site.codelinks import (
 )
 from generator.site.plugin import format_finding
 from generator.upstream.manifest import ConfigError, load_manifest
-from generator.verify.pipeline import Report
-from generator.verify.report import format_text
+from generator.verification.pipeline import Report
+from generator.verification.report import format_text
 from tests.conftest import ROOT, mkdocs_build, site_config
 
 PIN = "79841b498438a80cf90547c62a841f6822639622"
@@ -821,7 +821,7 @@ def test_the_board_reuses_the_builds_verification(governed_kb, monkeypatch):
     from mkdocs.commands.build import build as build_site
     from mkdocs.config import load_config
 
-    verify_module = importlib.import_module("generator.verify.pipeline")
+    verify_module = importlib.import_module("generator.verification.pipeline")
     # Written to a file: the build verifies in a child process.
     calls = governed_kb.root.parent / "verify-calls"
     original = verify_module.Verifier.verify
@@ -853,7 +853,7 @@ def test_a_verification_process_that_dies_fails_the_build_before_anything_is_wri
     from mkdocs.config import load_config
     from mkdocs.exceptions import Abort
 
-    verify_module = importlib.import_module("generator.verify.pipeline")
+    verify_module = importlib.import_module("generator.verification.pipeline")
     builder = os.getpid()
 
     def dies(self, files, progress=None):  # type: ignore[no-untyped-def]

@@ -12,7 +12,7 @@ from pathlib import Path
 import markdown
 
 from generator.kb.specs import estimate_tokens, normalise, validate
-from generator.verify.board import PageHealth, _pages_table
+from generator.verification.board import PageHealth, _pages_table
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from generator.upstream.manifest import ConfigError
-from generator.verify.pipeline import PARALLEL_MINIMUM_PAGES, Report
-from generator.verify.report import report_json
+from generator.verification.pipeline import PARALLEL_MINIMUM_PAGES, Report
+from generator.verification.report import report_json
 from tests.conftest import KB, ROOT
 
 # Every kind of reference and link, right and wrong, so that each path through extraction,

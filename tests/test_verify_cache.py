@@ -16,15 +16,15 @@ from pathlib import Path
 
 from generator.upstream.gitbuild import RepoBuilder, run_git
 from generator.upstream.manifest import load_manifest
-from generator.verify.cache import (
+from generator.verification.cache import (
     CACHE_DIRECTORY,
     KEY_NAME,
     VerifyCache,
     program_fingerprint,
     user_key,
 )
-from generator.verify.pipeline import PARALLEL_MINIMUM_PAGES, Report, verify
-from generator.verify.report import report_json
+from generator.verification.pipeline import PARALLEL_MINIMUM_PAGES, Report, verify
+from generator.verification.report import report_json
 from tests.conftest import KB
 from tests.test_verify import build_pages
 

@@ -310,7 +310,7 @@ def run_review(args: argparse.Namespace) -> int:
         write_review_page,
     )
     from generator.kb.paths import deep_dives_of, load_pages
-    from generator.verify.pipeline import docs_root_for
+    from generator.verification.pipeline import docs_root_for
 
     def build_after_deep_dives(client: Any, manifest: Any, *pull: Any, **options: Any) -> Any:
         page = build_review_page(client, manifest, *pull, **options)
@@ -335,7 +335,7 @@ def run_review(args: argparse.Namespace) -> int:
 
 def run_source(args: argparse.Namespace) -> int:
     from generator.generate.source import Placement, default_output, generate_source_page
-    from generator.verify.pipeline import docs_root_for
+    from generator.verification.pipeline import docs_root_for
 
     manifest = load_manifest(args.manifest)
     output = args.output or default_output(

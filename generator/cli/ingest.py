@@ -80,7 +80,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
 
 def run_ingest(args: argparse.Namespace) -> int:
     from generator.generate.ingest import Ingested, IngestError, IngestOptions, ingest
-    from generator.verify.pipeline import docs_root_for
+    from generator.verification.pipeline import docs_root_for
 
     manifest = load_manifest(args.manifest)
     try:
@@ -163,8 +163,8 @@ def _pull_commits(args: argparse.Namespace, manifest: Any) -> tuple[str | None, 
 
 
 def _text(result: Ingested, dry_run: bool, diff: bool) -> str:
-    from generator.verify.pipeline import Report
-    from generator.verify.report import format_text
+    from generator.verification.pipeline import Report
+    from generator.verification.report import format_text
 
     if not result.changed:
         verb = "unchanged"
@@ -209,8 +209,8 @@ def _summary(done: list[Ingested], failed: int, dry_run: bool) -> str:
 
 def _json(results: list[Ingested | IngestError], dry_run: bool) -> dict[str, Any]:
     from generator.generate.ingest import IngestError
-    from generator.verify.pipeline import Report
-    from generator.verify.report import report_json
+    from generator.verification.pipeline import Report
+    from generator.verification.report import report_json
 
     pages: list[dict[str, Any]] = []
     for result in results:

@@ -40,7 +40,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run_pin(args: argparse.Namespace) -> int:
-    from generator.verify.pin_suggest import suggest_pin
+    from generator.verification.pin_suggest import suggest_pin
 
     progress = ProgressLine()
     progress.show("weighing the pages' evidence along the history ...")

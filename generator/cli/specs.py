@@ -123,8 +123,8 @@ def run_specs(args: argparse.Namespace) -> int:
     if args.action == "validate":
         governance = load_governance(root, docs_root)
         findings = governance.findings
-        from generator.verify.pipeline import Report
-        from generator.verify.report import format_github, format_json, format_text
+        from generator.verification.pipeline import Report
+        from generator.verification.report import format_github, format_json, format_text
 
         report = Report(pages=len(governance.pages), findings=findings)
         if args.format == "json":
@@ -141,18 +141,18 @@ def run_specs(args: argparse.Namespace) -> int:
             text = "\n".join([*lines, checked]) + "\n"
             sys.stdout.write(text)
         return report.exit_code(strict=args.strict)
-    from generator.verify.board import (
+    from generator.verification.board import (
         board_json,
         build_board,
         format_board_markdown,
         format_board_text,
     )
-    from generator.verify.pipeline import verify
+    from generator.verification.pipeline import verify
 
     manifest_path = args.manifest or find_manifest(root)
     manifest = load_manifest(manifest_path) if manifest_path else None
     report = verify([docs_root], manifest_path=manifest_path) if manifest_path else None
-    from generator.verify.pipeline import Report
+    from generator.verification.pipeline import Report
 
     governance = load_governance(root, docs_root)
     board = build_board(governance, report or Report(), manifest, args.max_behind)

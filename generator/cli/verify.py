@@ -101,8 +101,8 @@ def verify_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    from generator.verify.pipeline import verify
-    from generator.verify.report import format_fixes, format_github, format_json, format_text
+    from generator.verification.pipeline import verify
+    from generator.verification.report import format_fixes, format_github, format_json, format_text
 
     if args.list_checks:
         for check in CHECKS.values():
@@ -131,7 +131,7 @@ def run_verify(args: argparse.Namespace) -> int:
         progress.done()
     fixes = None
     if args.fix:
-        from generator.verify.fix import fix_references
+        from generator.verification.fix import fix_references
 
         fixes = fix_references(report, dry_run=args.dry_run)
         if not args.dry_run:

@@ -65,7 +65,7 @@ from generator.kb.specs import (
 )
 from generator.model import CodeRef, Finding, RefForm, ResolvedRef, Severity
 from generator.upstream.manifest import Manifest
-from generator.verify.pipeline import PageFile, Report, Verifier
+from generator.verification.pipeline import PageFile, Report, Verifier
 
 log = logging.getLogger(__name__)
 

@@ -78,11 +78,12 @@ class Prover:
     def __init__(self, resolver: Resolver) -> None:
         self.stores = resolver
         self._indexes: dict[tuple[str, str], FileIndex] = {}
-        self._prepared: dict[tuple[tuple[str, ...], str], PreparedQuote | None] = {}
+        self._prepared: dict[tuple[str, str], PreparedQuote | None] = {}
         self._judged: dict[tuple[int, str, int, int], QuoteVerdict] = {}
         self._histories: dict[str, dict[str, History]] = {}
         self._other_files: dict[tuple[int, str, str], list[tuple[str, Placement]]] = {}
         self._elsewhere_in_time: dict[tuple[int, str, str], str | None] = {}
+        self._targets: dict[tuple[str | None, str | None, str | None], _Target | None] = {}
         self.other_file_searches = 0
         self.history_searches = 0
 
@@ -123,19 +124,27 @@ class Prover:
 
     def _prove_quote(self, ref: CodeRef, target: _Target, quote: Quote) -> list[Finding]:
         assert ref.start is not None and ref.end is not None
-        problem = _unchecked_reason(quote, target)
-        if problem is not None:
+        if quote.unterminated or target.blob.is_binary or quote.text.count("\n") >= MAX_QUOTE_LINES:
+            problem = _unchecked_reason(quote, target)
+            assert problem is not None
             return [self._finding(ref, target, "quote-unchecked", problem)]
-        prepared = self._prepare(quote, target.path)
-        if prepared is None:
-            return []
         index = self._index(target)
+        if _verbatim_in(quote, index, ref.start, ref.end):
+            return []  # the common case, seen without reading the quote closely
+        if not _could_be_strong(quote.lines):
+            return []  # weak evidence is never reported: no need to look
+        prepared = self._prepare(quote, target.path)
+        if prepared is None or not is_strong(prepared):
+            return []  # weak evidence is never reported: no need to look
         key = (id(prepared), target.sha, ref.start, ref.end)
         verdict = self._judged.get(key)
         if verdict is None:
             verdict = self._judged[key] = judge(prepared, index, ref.start, ref.end)
         if verdict.outcome in (IN_RANGE, UNDECIDED):
             return []
+        problem = _unchecked_reason(quote, target)  # control characters: not text to compare
+        if problem is not None:
+            return [self._finding(ref, target, "quote-unchecked", problem)]
         where = _quote_words(quote, prepared)
         cited = f"{_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)}"
         if verdict.outcome == ELSEWHERE:
@@ -236,9 +245,10 @@ class Prover:
 
     def _prepare(self, quote: Quote, path: str) -> PreparedQuote | None:
         language = quote.language or path.rsplit(".", 1)[-1]
-        key = (quote.lines, language)
+        key = (quote.text, language)
         if key not in self._prepared:
-            self._prepared[key] = prepare(quote.lines, language)
+            lines = quote.lines
+            self._prepared[key] = prepare(lines, language) if _could_be_strong(lines) else None
         return self._prepared[key]
 
     def _index(self, target: _Target) -> FileIndex:
@@ -372,6 +382,12 @@ class Prover:
         return _Target(upstream, commit, ref.path, "", BlobText(b""), True)
 
     def _target(self, verdict: ResolvedRef) -> _Target | None:
+        key = (verdict.upstream, verdict.commit, verdict.path)
+        if key not in self._targets:
+            self._targets[key] = self._find_target(verdict)
+        return self._targets[key]
+
+    def _find_target(self, verdict: ResolvedRef) -> _Target | None:
         upstream = self.stores.manifest.upstreams.get(verdict.upstream or "")
         if upstream is None or verdict.commit is None or verdict.path is None:
             return None
@@ -418,6 +434,34 @@ class Prover:
         )
 
 
+def _verbatim_in(quote: Quote, index: FileIndex, start: int, end: int) -> bool:
+    """Whether the quote's text (white space aside) is in the text of lines ``start..end``:
+    starting at ``start`` when only one line is cited. Most quotes are such copies, seen so
+    with one string search; the others go to `generator.refs.quote.judge`."""
+    wanted = quote.flat or " ".join(quote.text.split())
+    lines = len(index.lines)
+    if not wanted or not 1 <= start <= lines:
+        return False
+    text, starts = index.flat
+    if end > start:
+        return text.find(wanted, starts[start - 1], starts[min(end, lines)] - 1) != -1
+    # One cited line: the quote starts there.
+    return bool(index.normalised[start - 1]) and text.startswith(wanted, starts[start - 1])
+
+
+def _could_be_strong(lines: Sequence[str]) -> bool:
+    """Whether a quote has the two lines of code a strong quote needs at the least (a cheap
+    look before preparing it: most one-line quotes are weak, and never reported)."""
+    count = 0
+    for line in lines:
+        stripped = line.strip()
+        if stripped and stripped not in ("...", "…") and not stripped.startswith(("#", "//")):
+            count += 1
+            if count >= 2:
+                return True
+    return False
+
+
 def first_use(blob: BlobText, name: str, python: bool) -> int | None:
     """The first line that uses ``name`` in code (for Python, outside comments and
     docstrings), or None."""
@@ -442,7 +486,7 @@ def _unchecked_reason(quote: Quote, target: _Target) -> str | None:
             f"the quote at line {quote.line} has {len(quote.lines)} lines; quotes of more than "
             f"{MAX_QUOTE_LINES} lines are not compared"
         )
-    if any(_BINARY.search(line) for line in quote.lines):
+    if _BINARY.search(quote.text):
         return f"the quote at line {quote.line} holds control characters; it is not compared"
     return None
 

@@ -25,10 +25,14 @@ to. The thresholds were measured on a generated drift corpus (see ARCHITECTURE.m
 from __future__ import annotations
 
 import bisect
+import functools
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import accumulate
+from typing import NamedTuple
 
 SLACK = 3
 """Non-blank file lines that may lie between two consecutive quoted lines with no elision."""
@@ -114,8 +118,9 @@ def strip_comment(text: str, markers: tuple[str, ...]) -> str:
         first = min((found for m in markers if (found := text.find(m)) != -1), default=-1)
     if first == -1:
         return text
-    if not any(q in text[:first] for q in "\"'`\\"):
-        return text[:first].rstrip()  # no string can hide the marker: the common case
+    head = text[:first]
+    if '"' not in head and "'" not in head and "`" not in head and "\\" not in head:
+        return head.rstrip()  # no string can hide the marker: the common case
     quote: str | None = None
     escaped = False
     for index, char in enumerate(text):
@@ -139,8 +144,9 @@ def strip_comment(text: str, markers: tuple[str, ...]) -> str:
 CODE, FILLER, COMMENT = 0, 1, 2
 
 
-@dataclass(frozen=True, slots=True)
-class QuoteLine:
+class QuoteLine(NamedTuple):
+    """One line of a quote, read (a tuple: quotes have many lines, built in bulk)."""
+
     number: int
     """Index of the line in the quote as written (0-based)."""
     text: str
@@ -156,16 +162,26 @@ class QuoteLine:
     distinctive: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, eq=False)
 class PreparedQuote:
     lines: tuple[QuoteLine, ...]
-    segments: tuple[str, ...]
-    """The quote's code between elisions, each in `compact` form (comment lines left out)."""
     required: int
     """How many `CODE` lines it has."""
     distinctive: int
     """How many of those are distinctive (long, or naming an identifier of five letters)."""
     markers: tuple[str, ...]
+
+    @property
+    def segments(self) -> tuple[str, ...]:
+        """The quote's code between elisions, each in `compact` form (comment lines left out):
+        worked out only for the quotes that need looking for beyond their cited lines."""
+        found = _SEGMENTS.get(self)
+        if found is None:
+            found = _SEGMENTS[self] = _segments(list(self.lines), self.markers)
+        return found
+
+
+_SEGMENTS: weakref.WeakKeyDictionary[PreparedQuote, tuple[str, ...]] = weakref.WeakKeyDictionary()
 
 
 def prepare(written: Sequence[str], language: str) -> PreparedQuote | None:
@@ -173,38 +189,55 @@ def prepare(written: Sequence[str], language: str) -> PreparedQuote | None:
     markers = comment_markers(language)
     lines: list[QuoteLine] = []
     elided = False
+    read = _read_line
     for number, raw in enumerate(written[:MAX_QUOTE_LINES]):
-        text = normalise(raw)
-        if not text:
+        found = read(raw, markers)
+        if found is None:
             continue
-        bare = strip_comment(text, markers)
-        if _is_elision(text, bare, markers):
+        if found is _ELIDED:
             elided = True
             continue
-        if not bare:
-            kind = COMMENT
-        elif bare in _FILLERS or len(bare) <= 2:
-            kind = FILLER
-        else:
-            kind = CODE
-        pattern = None
-        if kind == CODE and any(mark in bare for mark in _ELLIPSIS):
-            head, _, tail = bare.replace("…", "...").partition("...")
-            tail = tail.rsplit("...", 1)[-1]
-            pattern = (head.rstrip(), tail.lstrip())
-        distinctive = kind == CODE and (
-            len(bare) >= 16
-            or (
-                len(bare) >= 10 and any(name not in _KEYWORDS for name in _IDENTIFIER.findall(bare))
-            )
-        )
+        text, bare, kind, pattern, distinctive = found
         lines.append(QuoteLine(number, text, bare, kind, elided, pattern, distinctive))
         elided = False
     required = sum(1 for line in lines if line.kind == CODE)
     if required == 0:
         return None
     distinctive = sum(1 for line in lines if line.distinctive)
-    return PreparedQuote(tuple(lines), _segments(lines, markers), required, distinctive, markers)
+    return PreparedQuote(tuple(lines), required, distinctive, markers)
+
+
+_ELIDED = ("", "", 0, None, False)
+
+
+@functools.lru_cache(maxsize=65536)
+def _read_line(
+    raw: str, markers: tuple[str, ...]
+) -> tuple[str, str, int, tuple[str, str] | None, bool] | None:
+    """What one written line of a quote is: None for a blank line, `_ELIDED` for an elision,
+    else (text, bare, kind, pattern, distinctive). Cached: quotes repeat lines."""
+    text = normalise(raw)
+    if not text:
+        return None
+    bare = strip_comment(text, markers)
+    if _is_elision(text, bare, markers):
+        return _ELIDED
+    if not bare:
+        kind = COMMENT
+    elif bare in _FILLERS or len(bare) <= 2:
+        kind = FILLER
+    else:
+        kind = CODE
+    pattern = None
+    if kind == CODE and ("..." in bare or "…" in bare):
+        head, _, tail = bare.replace("…", "...").partition("...")
+        tail = tail.rsplit("...", 1)[-1]
+        pattern = (head.rstrip(), tail.lstrip())
+    distinctive = kind == CODE and (
+        len(bare) >= 16
+        or (len(bare) >= 10 and any(name not in _KEYWORDS for name in _IDENTIFIER.findall(bare)))
+    )
+    return text, bare, kind, pattern, distinctive
 
 
 def _segments(lines: list[QuoteLine], markers: tuple[str, ...]) -> tuple[str, ...]:
@@ -253,7 +286,16 @@ class FileIndex:
 
     @cached_property
     def normalised(self) -> list[str]:
-        return [" ".join(line.split()) for line in self.lines]
+        return list(map(" ".join, map(str.split, self.lines)))  # in C: files are long
+
+    @cached_property
+    def flat(self) -> tuple[str, list[int]]:
+        """The file's non-blank lines, normalised and joined by one space, and where each line
+        starts in that text (``starts[n]`` for line ``n + 1``; ``starts[-1]`` is one past the
+        end): a quote's `flat` text is found in a range with one string search."""
+        normalised = self.normalised
+        lengths = [length + 1 if length else 0 for length in map(len, normalised)]
+        return " ".join(filter(None, normalised)), list(accumulate(lengths, initial=0))
 
     @cached_property
     def skippable(self) -> list[bool]:
@@ -360,38 +402,44 @@ class FileIndex:
         return found
 
     def holds_in_order(self, quote: PreparedQuote, start: int, end: int) -> bool:
+        """`span_in_order` found a span."""
+        return self.span_in_order(quote, start, end) is not None
+
+    def span_in_order(self, quote: PreparedQuote, start: int, end: int) -> tuple[int, int] | None:
         """Whether every line of the quote is in lines ``start..end``, in order, as written:
         each next to the previous (blank and comment-only file lines aside), but where the
         quote elides. The common case, decided without building the index; False only means
         that `placements` must look closer."""
         normalised = self.normalised
-        skippable = self.skippable
         position = start - 1
         last = min(end, len(normalised))
         seeking = True  # the first line may be anywhere in the range
+        first = None
         for line in quote.lines:
             seeking = seeking or line.elided_before
             before = position
             while position < last:
                 text = normalised[position]
-                if text and _same(line, text, self.markers):
+                if text and (text == line.text or _same(line, text, self.markers)):
                     break
-                if seeking or skippable[position]:
+                if seeking or not text or self.skippable[position]:
                     position += 1
                     continue
                 position = last  # a different line where the next quoted one should be
             if position >= last:
                 if line.kind == CODE:
-                    return False
+                    return None
                 # A comment or filler not in the range: the author's own, or the file's just
                 # outside the range (then the quote is not inside it): `placements` tells.
                 if before == start - 1 or before >= last:
-                    return False
+                    return None
                 position = before
                 continue
+            if first is None:
+                first = position + 1
             position += 1
             seeking = False
-        return True
+        return (first, position) if first is not None else None
 
 
 def _same(line: QuoteLine, text: str, markers: tuple[str, ...]) -> bool:
@@ -621,6 +669,10 @@ def judge(quote: PreparedQuote, index: FileIndex, start: int, end: int) -> Quote
     """
     if start < end and index.holds_in_order(quote, start, end):
         return QuoteVerdict(IN_RANGE, strong=is_strong(quote))
+    if start == end:  # one cited line: most often the first line of the quoted code
+        span = index.span_in_order(quote, start, start + 3 * len(quote.lines) + SLACK)
+        if span is not None and span[0] <= start <= span[1]:
+            return QuoteVerdict(IN_RANGE, strong=is_strong(quote))
     loose = placements(quote, index, ratio=ACCEPT_RATIO)
     if any(covers(place, start, end) for place in loose):
         return QuoteVerdict(IN_RANGE, strong=is_strong(quote))

@@ -77,7 +77,7 @@ class PageContext:
         quote = self.quotes.get((ref.line, ref.column))
         if not self.cited and quote is None:
             return ()
-        return (self.cited, quote.lines if quote is not None else None)
+        return (self.cited, quote.text if quote is not None else None)
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -932,8 +932,8 @@ class Resolver:
         assert ref.symbol and ref.start is not None and ref.end is not None
         name = _last_name(ref.symbol)
         python = path.endswith((".py", ".pyi"))
-        spans = symbol_definitions(blob.line_tuple, ref.symbol)
         owner = _owner(ref.symbol)
+        spans = symbol_definitions(blob.line_tuple, ref.symbol) if owner else []
         if owner and spans and not any(_overlap(span, ref.start, ref.end) for span in spans):
             # `FSDPActor.sleep` cited at another class's `sleep`: the method of the wrong class.
             others = [
@@ -956,6 +956,8 @@ class Resolver:
             not python and _occurs(blob.lines, name, ref.start, ref.end)
         ):
             return
+        if not owner:
+            spans = symbol_definitions(blob.line_tuple, ref.symbol)
         if any(first <= ref.start and ref.end <= last for first, last in spans):
             return  # the range is inside the symbol's body: "the loop in `beta()` (x.py:10)"
         only_mentioned = python and _occurs(blob.lines, name, ref.start, ref.end)

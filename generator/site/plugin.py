@@ -6,7 +6,7 @@ The verification (`Verification`) starts in ``on_pre_build``, before MkDocs clea
 directory: every page is verified with the same core as ``scripts/verify_code_refs.py``, the
 code links of each page are planned, the learning-path checks (`generator.kb.paths`) and the site
 checks (`pagechecks`) run, and in a governed knowledge base (``specs/``) the spec board
-(`generator.verify.board`) is computed from that report and curriculum. A one-off ``mkdocs build``
+(`generator.verification.board`) is computed from that report and curriculum. A one-off ``mkdocs build``
 runs it in a forked child process (`background`), beside MkDocs' own reading of the pages;
 ``on_files`` starts it again if the pages MkDocs and the other plugins settled on differ. Its
 findings are logged in ``on_env``, once MkDocs has read every page and before anything is
@@ -69,8 +69,8 @@ from generator.site.codelinks import (
 from generator.site.pagechecks import frontmatter_missing, mermaid_findings
 from generator.refs.slugs import github_slug
 from generator.kb.specs import is_governed, load_governance
-from generator.verify.pipeline import PageFile, Report, Verifier
-from generator.verify.cache import VerifyCache
+from generator.verification.pipeline import PageFile, Report, Verifier
+from generator.verification.cache import VerifyCache
 
 log = logging.getLogger("mkdocs.plugins.knowledge_base")
 
@@ -88,7 +88,7 @@ class KnowledgeBaseConfig(Config):
     code_links = options.Type(bool, default=True)
     cache = options.Type(bool, default=True)
     """Take pages unchanged since the last verification from the verification cache, as
-    ``verify`` does without ``--no-cache`` (`generator.verify.cache`)."""
+    ``verify`` does without ``--no-cache`` (`generator.verification.cache`)."""
     navigation = options.Type(bool, default=True)
     tags = options.Type(bool, default=True)
     """Generate ``tags/index.md`` and one page per tag (listings of Material's tags plugin)."""
@@ -529,7 +529,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         Nothing is verified again: the references' health and the findings come from this
         build's report, the learning paths from its curriculum.
         """
-        from generator.verify.board import build_board, format_board_markdown
+        from generator.verification.board import build_board, format_board_markdown
 
         manifest = verifier.manifest if verifier is not None else None
         governance = load_governance(
@@ -672,7 +672,7 @@ def decorate(markdown: str, rel: str, curriculum: Curriculum) -> str:
 
 
 def format_finding(finding: Finding) -> str:
-    """One finding as the verifier's text report prints it (`generator.verify.report.format_text`)."""
+    """One finding as the verifier's text report prints it (`generator.verification.report.format_text`)."""
     text = (
         f"{finding.page}:{finding.line}:{finding.column}: "
         f"{finding.severity}[{finding.check}] {finding.message}"

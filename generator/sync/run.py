@@ -36,7 +36,7 @@ from generator.refs.resolve import PageContext, Resolver, page_context
 from generator.refs.rewrite import rewrite_ref
 from generator.sync.reanchor import Drift, DriftStatus, Reanchorer
 from generator.upstream.manifest import ConfigError, Manifest, move_pin
-from generator.verify.pipeline import Verifier, collect, docs_root_for
+from generator.verification.pipeline import Verifier, collect, docs_root_for
 
 log = logging.getLogger(__name__)
 

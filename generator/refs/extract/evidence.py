@@ -138,21 +138,23 @@ def collect_evidence(
 def _quotes(
     layout: MarkdownLayout, records: Sequence[RefRecord], ranged: list[int]
 ) -> dict[int, Quote]:
-    text = layout.text
-    line_starts = layout.line_starts
     outside = [i for i in ranged if not records[i][12]]
     per_line = Counter(records[i][0] for i in outside)
     ref_lines = sorted(per_line)
     by_line = {records[i][0]: i for i in outside}
     quotes: dict[int, Quote] = {}
     claimed: set[int] = set()  # fences already quoted for a reference
-    fences = [_FenceLines.of(layout, fence) for fence in layout.fences]
-    fences = [fence for fence in fences if fence is not None]
+    fences = [_FenceLines(layout, fence) for fence in layout.fences]
 
-    inside = [i for i in ranged if records[i][12]]
+    inside = sorted((records[i][0], i) for i in ranged if records[i][12])
     if inside:
+        lines_inside = [line for line, _ in inside]
         for position, fence in enumerate(fences):
-            sections = _comment_sections(fence, records, inside, text, line_starts)
+            low = bisect.bisect_left(lines_inside, fence.open_line + 1)
+            high = bisect.bisect_right(lines_inside, fence.open_line + fence.count, low)
+            if low == high:
+                continue
+            sections = _comment_sections(fence, records, [i for _, i in inside[low:high]])
             if sections:
                 claimed.add(position)
                 quotes.update(sections)
@@ -197,68 +199,81 @@ def _quotes(
 
 
 class _FenceLines:
-    """A fenced block by its lines."""
+    """A fenced block: where its content starts and ends in the page, its lines split only
+    when someone reads them (a comment reference inside it)."""
 
-    __slots__ = ("close_line", "content", "language", "open_line", "quotable", "unterminated")
+    __slots__ = ("_layout", "body", "count", "fence", "language", "open_line", "unterminated")
 
-    def __init__(
-        self, open_line: int, close_line: int, content: list[str], language: str, closed: bool
-    ) -> None:
-        self.open_line = open_line
-        self.close_line = close_line
-        self.content = content
-        self.language = language
-        self.unterminated = not closed
-        self.quotable = language != "mermaid" and not (
-            not language and any(_DIAGRAM.search(line) for line in content)
-        )
-
-    @classmethod
-    def of(cls, layout: MarkdownLayout, fence: Fence) -> _FenceLines | None:
-        lines = layout.text[fence.start : fence.end].split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        if not lines:
-            return None
-        lines = [line.removesuffix("\r") for line in lines]
-        marker = lines[0].lstrip(" \t>")[:1]
-        closing = lines[-1].strip().lstrip(">").strip() if len(lines) > 1 else ""
+    def __init__(self, layout: MarkdownLayout, fence: Fence) -> None:
+        self._layout = layout
+        self.fence = fence
+        self.language = fence.language
+        self.open_line = layout.position(fence.start)[0]
+        text = layout.text
+        start = text.find("\n", fence.start, fence.end)
+        start = fence.end if start == -1 else start + 1
+        end = fence.end
+        if end > start and text[end - 1] == "\n":
+            end -= 1
+        newline = text.rfind("\n", start, end)
+        last = newline + 1 if newline != -1 else start  # where the block's last line starts
+        closing = text[last:end].strip().lstrip(">").strip() if end > start else ""
+        marker = text[fence.start : start].lstrip(" \t>")[:1]
         closed = len(closing) >= 3 and closing == marker * len(closing)
-        open_line = layout.position(fence.start)[0]
-        content = lines[1:-1] if closed else lines[1:]
-        return cls(open_line, open_line + len(content) + 1, content, fence.language, closed)
+        if closed:  # the content ends before the closing fence line
+            end = last - 1 if last > start else start
+        self.body = (start, end)
+        self.count = 0 if end <= start else text.count("\n", start, end) + 1
+        self.unterminated = not closed
 
-    def quote(self, placement: str, first: int = 0, last: int | None = None) -> Quote:
-        lines = self.content[first:last]
-        return Quote(
-            self.open_line + 1 + first,
-            tuple(lines),
-            self.language,
-            placement,
-            self.unterminated,
-        )
+    @property
+    def content(self) -> list[str]:
+        start, end = self.body
+        if end <= start:
+            return []
+        return [line.removesuffix("\r") for line in self._layout.text[start:end].split("\n")]
+
+    @property
+    def close_line(self) -> int:
+        return self.open_line + self.count + 1
+
+    @property
+    def quotable(self) -> bool:
+        language = self.language
+        if language == "mermaid":
+            return False
+        if language:
+            return True
+        fence = self.fence
+        return _DIAGRAM.search(self._layout.text, fence.start, fence.end) is None
+
+    def quote(self, placement: str) -> Quote:
+        """The whole block as a quote, sliced from the page."""
+        start, end = self.body
+        text = self._layout.text[start:end]
+        if "\r" in text:
+            text = text.replace("\r\n", "\n")
+        return _quote(self.open_line + 1, text, self.language, placement, self.unterminated)
 
 
 def _comment_sections(
-    fence: _FenceLines,
-    records: Sequence[RefRecord],
-    inside: list[int],
-    text: str,
-    line_starts: list[int],
+    fence: _FenceLines, records: Sequence[RefRecord], inside: list[int]
 ) -> dict[int, Quote]:
-    """References that are comment lines of their own in the fence, each quoting the lines
-    after it (up to the next such line or the end of the block)."""
+    """References (``inside``: those in the fence) that are comment lines of their own, each
+    quoting the lines after it (up to the next such line or the end of the block)."""
     if not fence.quotable:
         return {}
     first_line = fence.open_line + 1
-    last_line = first_line + len(fence.content) - 1
     own: list[tuple[int, int]] = []  # (content index, record index)
-    per_line = Counter(records[i][0] for i in inside if first_line <= records[i][0] <= last_line)
+    per_line = Counter(records[i][0] for i in inside) if len(inside) > 1 else None
+    content = fence.content
     for index in inside:
         line = records[index][0]
-        if not first_line <= line <= last_line or per_line[line] != 1:
+        if per_line is not None and per_line[line] != 1:
             continue
-        written = fence.content[line - first_line]
+        if not 0 <= line - first_line < len(content):
+            continue
+        written = content[line - first_line]
         if _only_reference(written, records[index][2]):
             own.append((line - first_line, index))
     if not own:
@@ -268,10 +283,20 @@ def _comment_sections(
     for number, (offset, index) in enumerate(own):
         if not quotes_language(fence.language, records[index][4]):
             continue
-        end = own[number + 1][0] if number + 1 < len(own) else len(fence.content)
+        end = own[number + 1][0] if number + 1 < len(own) else len(content)
         if end > offset + 1:
-            sections[index] = fence.quote("inside", offset + 1, end)
+            sections[index] = _quote(
+                first_line + offset + 1,
+                "\n".join(content[offset + 1 : end]),
+                fence.language,
+                "inside",
+                fence.unterminated,
+            )
     return sections
+
+
+def _quote(line: int, text: str, language: str, placement: str, unterminated: bool) -> Quote:
+    return Quote(line, text, language, placement, unterminated, " ".join(text.split()))
 
 
 _COMMENT_START = re.compile(r"^\s*(?:#+|//+|--|%%|/\*+|\*)\s*")
@@ -344,11 +369,19 @@ def _names(
     starts = layout.code_span_starts
     spans = layout.code_span_matches
     found: dict[int, tuple[str, ...]] = {}
+    text = layout.text
     for index in ranged:
         record = records[index]
         if record[12]:
             continue
         offset = line_starts[record[0] - 1] + record[1] - 1
+        # Cheap first: a line with no code span but the reference's own and its symbol's
+        # names nothing (nearly every line), whatever its sentence.
+        line_end = text.find("\n", offset)
+        low = bisect.bisect_left(starts, line_starts[record[0] - 1])
+        high = bisect.bisect_left(starts, line_end if line_end != -1 else len(text), low)
+        if high - low < (2 if record[7] is None else 3):
+            continue
         sentence_start, sentence_end = _sentence(layout, offset)
         # A sentence naming several references cannot say which one its names belong to.
         if (

@@ -657,25 +657,27 @@ _CODE_EXTENSIONS = frozenset(
     | {"go", "java", "kt", "scala", "js", "mjs", "ts", "tsx", "jsx", "sh", "lua", "rb", "swift"}
     | {"m", "mm", "cs", "jl"}
 )
-_PATH_SYMBOL = re.compile(
-    r"""(?P<path>(?:~?/)?(?:[A-Za-z0-9_.+\-]+/)*[A-Za-z0-9_.+\-]+\.(?P<ext>[A-Za-z0-9+]+))
-    (?P<sep>::|[:：](?!:))
-    (?P<symbol>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)(?P<call>\(\))?
-    (?![A-Za-z0-9_(/.:\-])""",
+# ``x.py:symbol()`` and ``x.py::Class.method``: found from the separator, the path read
+# backwards from it (as for ranges).
+_SYMBOL_AFTER = re.compile(
+    r"""[:：]:?(?P<symbol>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)
+    (?P<call>\(\))?(?![A-Za-z0-9_(/.:\-])""",
     re.VERBOSE,
 )
 _RANGE_CELL = re.compile(
-    r"""(?<=\|)[ \t]*`?\#?L?(?P<start>\d{1,9})
-    (?:[ \t]*[-–—~][ \t]*L?(?P<end>\d{1,9}))?`?[ \t]*(?=\|)""",
+    r"""\|(?P<cell>[ \t]*`?\#?L?(?P<start>\d{1,9})
+    (?:[ \t]*[-–—~][ \t]*L?(?P<end>\d{1,9}))?`?[ \t]*)(?=\|)""",
     re.VERBOSE,
 )
-_PHRASE = re.compile(
-    r"""
-    (?:\b(?:[Ll]ines?|ll\.)[ \t]*(?P<start>\d{1,9})
-       (?:[ \t]*(?:[-–—~]|to|through|and)[ \t]*(?P<end>\d{1,9}))?(?![\d:.]\d)
-     | 第[ \t]*(?P<zstart>\d{1,9})(?:[ \t]*(?:[-–—~至到])[ \t]*第?[ \t]*(?P<zend>\d{1,9}))?[ \t]*行
-     | (?<![\d.:])(?P<rstart>\d{1,9})(?:[ \t]*[-–—~][ \t]*(?P<rend>\d{1,9}))?[ \t]*行)
-    """,
+_PHRASE_EN = re.compile(
+    r"""(?:(?<![A-Za-z])[Ll]ines?|\bll\.)[ \t]*(?P<start>\d{1,9})
+    (?:[ \t]*(?:[-–—~]|to|through|and)[ \t]*(?P<end>\d{1,9}))?(?![\d:.]\d)""",
+    re.VERBOSE,
+)
+# Chinese ones end at 行: matched backwards from it, in the text just before.
+_PHRASE_ZH = re.compile(
+    r"""(?:第[ \t]*(?P<start>\d{1,9})(?:[ \t]*[-–—~至到][ \t]*第?[ \t]*(?P<end>\d{1,9}))?
+    |(?<![\d.:])(?P<rstart>\d{1,9})(?:[ \t]*[-–—~][ \t]*(?P<rend>\d{1,9}))?)[ \t]*行$""",
     re.VERBOSE,
 )
 _PHRASE_GAP = 48
@@ -699,22 +701,39 @@ def _split_records(
     if "行" in text or "ine" in text or "ll." in text:
         records.extend(_phrase_records(layout, body, taken, consumed))
     if ":" in text or "：" in text:
-        for match in _PATH_SYMBOL.finditer(body, start_at):
-            record = _symbol_record(layout, body, match, taken)
+        reversed_body = None
+        for match in _SYMBOL_AFTER.finditer(body, start_at):
+            if reversed_body is None:
+                reversed_body = body[::-1]
+            record = _symbol_record(layout, body, reversed_body, match, taken)
             if record is not None:
                 records.append(record)
     return records, consumed
 
 
 def _symbol_record(
-    layout: MarkdownLayout, body: str, match: re.Match[str], taken: set[tuple[int, int]]
+    layout: MarkdownLayout,
+    body: str,
+    reversed_body: str,
+    match: re.Match[str],
+    taken: set[tuple[int, int]],
 ) -> RefRecord | None:
-    if match["ext"].lower() not in _CODE_EXTENSIONS:
+    separator = match.start()
+    if body.startswith("::", separator - 1):
+        return None  # the second colon of a `::` already tried
+    length = len(body)
+    backwards = _PATH_BACKWARDS.match(
+        reversed_body, length - separator, length - max(separator - _LOOKBACK, 0)
+    )
+    if backwards is None:
         return None
-    begin = match.start()
+    begin = separator - (backwards.end() - backwards.start())
+    path = body[begin:separator]
+    extension = _EXTENSION.search(path)
+    if extension is None or extension.group(1).lower() not in _CODE_EXTENSIONS:
+        return None
     if begin > 0 and (body[begin - 1] in _TOKEN_BEFORE or body[begin - 1] in "/.:"):
         return None
-    path = match["path"]
     form = _path_form(path)
     if form is None:
         return None
@@ -731,7 +750,7 @@ def _symbol_record(
     return (
         line,
         column,
-        match.group(),
+        body[begin : match.end()],
         form,
         path,
         None,
@@ -753,11 +772,11 @@ def _table_records(
     text = layout.text
     records: list[RefRecord] = []
     for match in _RANGE_CELL.finditer(body, layout.body_start):
-        line_start, line_end = layout.line_bounds(match.start())
+        line_start, line_end = layout.line_bounds(match.start() + 1)
         row = body[line_start:line_end]
-        if not row.lstrip().startswith("|") or layout.fence_at(match.start()) is not None:
+        if not row.lstrip().startswith("|") or layout.fence_at(match.start() + 1) is not None:
             continue
-        before = body[line_start : match.start()]
+        before = body[line_start : match.start() + 1]
         cells = before.split("|")[1:-1]  # the cells before the range cell
         paths = []
         cell_start = line_start + before.index("|") + 1
@@ -849,25 +868,38 @@ def _phrase_records(
     """``x.py (lines 811-831)``, ``x.py（第 811-831 行）``, ``x.py 中 `f()` 的第 12 行``: the
     nearest file path before the phrase in its sentence, and nothing else in between that
     would claim it."""
-    text = layout.text
     records: list[RefRecord] = []
-    for match in _PHRASE.finditer(body, layout.body_start):
-        number = "start" if match["start"] else "zstart" if match["zstart"] else "rstart"
-        begin = match.start(number)
+    found: list[tuple[int, int, int, int]] = []  # (begin, finish, start, end) of the numbers
+    start_at = layout.body_start
+    if "ine" in body or "ll." in body:
+        for match in _PHRASE_EN.finditer(body, start_at):
+            start = int(match["start"])
+            end = int(match["end"]) if match["end"] else start
+            finish = match.end("end") if match["end"] else match.end("start")
+            found.append((match.start("start"), finish, start, end))
+    position = body.find("行", start_at)
+    while position != -1:
+        window_start = max(start_at, position - 40)
+        match = _PHRASE_ZH.search(body, window_start, position + 1)
+        if match is not None:
+            first, last = ("start", "end") if match["start"] else ("rstart", "rend")
+            start = int(match[first])
+            end = int(match[last]) if match[last] else start
+            finish = match.end(last) if match[last] else match.end(first)
+            found.append((match.start(first), finish, start, end))
+        position = body.find("行", position + 1)
+    text = layout.text
+    for begin, finish, start, end in found:
         if layout.fence_at(begin) is not None:
             continue
         line_start, _ = layout.line_bounds(begin)
-        window = body[max(line_start, begin - _PHRASE_GAP - 200) : begin]
         window_start = max(line_start, begin - _PHRASE_GAP - 200)
-        found = _path_before(window)
-        if found is None:
+        window = body[window_start:begin]
+        before = _path_before(window)
+        if before is None:
             continue
-        path, between = found
+        path, between = before
         path_offset = window_start + len(window) - len(between) - len(path)
-        end_group = {"start": "end", "zstart": "zend", "rstart": "rend"}[number]
-        start = int(match[number])
-        end = int(match[end_group]) if match[end_group] else start
-        finish = match.end(end_group) if match[end_group] else match.end(number)
         line, column = layout.position(begin)
         if (line, column) in taken:
             continue

@@ -23,8 +23,8 @@ import json
 from typing import Any
 
 from generator.model import Finding, Severity
-from generator.verify.fix import FixResult
-from generator.verify.pipeline import Report
+from generator.verification.fix import FixResult
+from generator.verification.pipeline import Report
 
 JSON_SCHEMA_VERSION = 1
 

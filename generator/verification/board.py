@@ -42,7 +42,7 @@ from generator.kb.paths import NO_PATH_KINDS, as_list
 from generator.kb.specs import SPEC_STATUSES, Governance, Spec, mermaid_count, normalise
 from generator.model import Severity
 from generator.upstream.manifest import Manifest
-from generator.verify.pipeline import Report
+from generator.verification.pipeline import Report
 
 DEFAULT_MAX_BEHIND = 20
 BOARD_SCHEMA_VERSION = 1

@@ -41,7 +41,7 @@ from generator.refs.resolve import Resolver, definitions, page_context, symbol_d
 from generator.upstream.gitstore import BlobText, GitStore, identifier_columns
 from generator.upstream.history import Commit, History, history_for
 from generator.upstream.manifest import ConfigError, Manifest, load_manifest, move_pin
-from generator.verify.pipeline import PageFile, Verifier, collect, docs_root_for
+from generator.verification.pipeline import PageFile, Verifier, collect, docs_root_for
 
 log = logging.getLogger(__name__)
 

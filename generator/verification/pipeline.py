@@ -9,8 +9,9 @@ the first process only, so each upstream blob is still read once per run, and pa
 reported in their order whichever process read them. References travel and are kept as plain
 records (`generator.refs.extract.refs.RefRecord`) until someone lists them (`ResolvedRefs`).
 
-With a verification cache (`generator.verify.cache`), a page whose bytes the cache holds is neither
-scanned nor resolved: its findings come back from the cache and only its links are checked again.
+With a verification cache (`generator.verification.cache`), a page whose bytes the cache holds
+is neither scanned nor resolved: its findings come back from the cache and only its links are
+checked again.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from generator.refs.resolve import (
     relocated_findings,
 )
 from generator.upstream.manifest import ConfigError, Manifest, find_manifest, load_manifest
-from generator.verify.cache import (
+from generator.verification.cache import (
     CachedPage,
     CachedTarget,
     VerifyCache,
@@ -60,6 +61,11 @@ from generator.verify.cache import (
 )
 
 log = logging.getLogger(__name__)
+
+EVIDENCE_CHECKS = frozenset(
+    {"quote-elsewhere", "quote-not-found", "quote-unchecked", "names-not-in-range"}
+)
+"""The checks that prove references by their evidence (`generator.refs.prove`)."""
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` while pages are verified."""
@@ -383,6 +389,9 @@ class Verifier:
             )
         self.resolver = Resolver(manifest)
         self.prover = Prover(self.resolver)
+        self.proving = not self.ignore >= EVIDENCE_CHECKS
+        """Whether references are proven by their evidence (not when every evidence check is
+        ignored: then the work is not done at all)."""
         hosts = {"github.com"}
         for upstream in manifest.upstreams.values():
             if upstream.web_url and "://" in upstream.web_url:
@@ -560,7 +569,7 @@ class Verifier:
                 kept = ([], None)
             return _Extracted(page, None, 0, [], kept)
         records = ref_records(layout, self.options)
-        evidence = collect_evidence(layout, records) if records else None
+        evidence = collect_evidence(layout, records) if records and self.proving else None
         links = extract_links(layout, page.display)
         link_findings = [
             finding for link in links for finding in check(link, page.rel, page.source)
@@ -771,7 +780,7 @@ def verify(
 
     ``workers``: how many processes read and scan pages (default: one per available core, at
     most two); the report does not depend on it. ``cache``: take pages nobody changed since the
-    last run from the verification cache (`generator.verify.cache`), and update it; the report
+    last run from the verification cache (`generator.verification.cache`), and update it; the report
     does not depend on it either.
     """
     path_objects = [Path(p) for p in paths]

@@ -25,7 +25,7 @@ from generator.files import atomic_write
 from generator.kb.pages import parse_page
 from generator.model import CodeRef, Finding
 from generator.refs.rewrite import rewrite_apart, rewrite_ref
-from generator.verify.pipeline import Report
+from generator.verification.pipeline import Report
 
 _BOM = b"\xef\xbb\xbf"
 

@@ -127,9 +127,8 @@ class Quote(NamedTuple):
     comment holds the reference."""
     unterminated: bool = False
     """The fence is never closed: the quote ran to the end of the page."""
-    flat: str = ""
-    """``text`` with every run of white space made one space: the form a quote copied from
-    the cited lines is first compared in (worked out where the page is read)."""
+    span: tuple[int, int] = (0, 0)
+    """Where ``text`` is in the page's text (offsets; CRLF line ends are made LF in ``text``)."""
 
     @property
     def lines(self) -> list[str]:

@@ -38,6 +38,7 @@ from generator.refs.quote import (
     QuoteVerdict,
     best_partial,
     comment_markers,
+    could_be_strong,
     is_strong,
     judge,
     placements,
@@ -131,7 +132,7 @@ class Prover:
         index = self._index(target)
         if _verbatim_in(quote, index, ref.start, ref.end):
             return []  # the common case, seen without reading the quote closely
-        if not _could_be_strong(quote.lines):
+        if not could_be_strong(quote.text):
             return []  # weak evidence is never reported: no need to look
         prepared = self._prepare(quote, target.path)
         if prepared is None or not is_strong(prepared):
@@ -248,7 +249,7 @@ class Prover:
         key = (quote.text, language)
         if key not in self._prepared:
             lines = quote.lines
-            self._prepared[key] = prepare(lines, language) if _could_be_strong(lines) else None
+            self._prepared[key] = prepare(lines, language) if could_be_strong(quote.text) else None
         return self._prepared[key]
 
     def _index(self, target: _Target) -> FileIndex:
@@ -438,7 +439,7 @@ def _verbatim_in(quote: Quote, index: FileIndex, start: int, end: int) -> bool:
     """Whether the quote's text (white space aside) is in the text of lines ``start..end``:
     starting at ``start`` when only one line is cited. Most quotes are such copies, seen so
     with one string search; the others go to `generator.refs.quote.judge`."""
-    wanted = quote.flat or " ".join(quote.text.split())
+    wanted = " ".join(quote.text.split())
     lines = len(index.lines)
     if not wanted or not 1 <= start <= lines:
         return False
@@ -447,19 +448,6 @@ def _verbatim_in(quote: Quote, index: FileIndex, start: int, end: int) -> bool:
         return text.find(wanted, starts[start - 1], starts[min(end, lines)] - 1) != -1
     # One cited line: the quote starts there.
     return bool(index.normalised[start - 1]) and text.startswith(wanted, starts[start - 1])
-
-
-def _could_be_strong(lines: Sequence[str]) -> bool:
-    """Whether a quote has the two lines of code a strong quote needs at the least (a cheap
-    look before preparing it: most one-line quotes are weak, and never reported)."""
-    count = 0
-    for line in lines:
-        stripped = line.strip()
-        if stripped and stripped not in ("...", "…") and not stripped.startswith(("#", "//")):
-            count += 1
-            if count >= 2:
-                return True
-    return False
 
 
 def first_use(blob: BlobText, name: str, python: bool) -> int | None:

@@ -79,6 +79,19 @@ _KEYWORDS = frozenset(
 )
 
 
+def could_be_strong(text: str) -> bool:
+    """Whether a quote (its text) has the two lines of code a strong quote needs at the least:
+    a cheap look before anything else, since most one-line quotes are weak, never reported."""
+    count = 0
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped and stripped not in ("...", "…") and not stripped.startswith(("#", "//")):
+            count += 1
+            if count >= 2:
+                return True
+    return False
+
+
 def normalise(line: str) -> str:
     """The line with its indentation removed and runs of white space made one space."""
     return " ".join(line.split())

@@ -39,7 +39,7 @@ from generator.kb.pages import Page, parse_page, problem_findings
 from generator.kb.specs import governance_findings
 from generator.model import CodeRef, Evidence, Finding, Link, RefForm, ResolvedRef, Severity
 from generator.refs.extract import ExtractOptions, MarkdownLayout, extract_links, scan
-from generator.refs.extract.evidence import collect_evidence
+from generator.refs.extract.evidence import collect_evidence, quoted_text
 from generator.refs.extract.links import extract_anchors
 from generator.refs.extract.refs import RefRecord, ref_records
 from generator.refs.linkcheck import LinkChecker
@@ -413,6 +413,8 @@ class Verifier:
         self._links: LinkChecker | None = None
         self._unchecked: Counter[str] = Counter()
         """References of the run into upstreams with no clone, by upstream."""
+        self._forked_process = False
+        """Whether this is the copy of the verifier in a forked process (`_Forked`)."""
 
     def close(self) -> None:
         self.resolver.close()
@@ -569,7 +571,11 @@ class Verifier:
                 kept = ([], None)
             return _Extracted(page, None, 0, [], kept)
         records = ref_records(layout, self.options)
-        evidence = collect_evidence(layout, records) if records and self.proving else None
+        evidence = None
+        if records and self.proving:
+            evidence = collect_evidence(layout, records, weak=False)
+            if evidence and self._forked_process:
+                evidence = _without_text(evidence)  # the page's text travels anyway
         links = extract_links(layout, page.display)
         link_findings = [
             finding for link in links for finding in check(link, page.rel, page.source)
@@ -602,7 +608,10 @@ class Verifier:
         if cached is not None:
             checked = _Checked(cached.findings, cached.targets, cached.ref_findings)
         else:
-            checked = self._resolve_page(page, extracted.records, extracted.evidence)
+            evidence = extracted.evidence
+            if evidence and page.text is not None:
+                evidence = _with_text(evidence, page.text)
+            checked = self._resolve_page(page, extracted.records, evidence)
             if extracted.kept is not None:
                 self._store(page, extracted, checked)
         report.findings.extend(checked.findings)
@@ -722,6 +731,29 @@ class Verifier:
                 os.path.abspath(page.source),  # noqa: PTH100 (a Path costs several times more)
             ),
         )
+
+
+def _without_text(evidence: dict[int, Evidence]) -> dict[int, Evidence]:
+    """The evidence with its quotes' text left out, to send to the resolving process: it has
+    the page's text, and quotes are most of what a page would send."""
+    return {
+        index: found._replace(quote=found.quote._replace(text=""))
+        if found.quote is not None
+        else found
+        for index, found in evidence.items()
+    }
+
+
+def _with_text(evidence: dict[int, Evidence], text: str) -> dict[int, Evidence]:
+    """The evidence with its quotes' text taken back from the page's text (`_without_text`)."""
+    if not any(f.quote is not None and not f.quote.text for f in evidence.values()):
+        return evidence
+    return {
+        index: found._replace(quote=found.quote._replace(text=quoted_text(text, found.quote.span)))
+        if found.quote is not None and not found.quote.text
+        else found
+        for index, found in evidence.items()
+    }
 
 
 @contextlib.contextmanager
@@ -929,6 +961,7 @@ class _Forked:
 
     def _serve(self, token_read: int, fd: int) -> None:
         """The forked process: take chunks until none is left, and send what each holds."""
+        self.verifier._forked_process = True
         while len(token := os.read(token_read, 4)) == 4:
             number = int.from_bytes(token, "little")
             extracted = list(map(self.verifier._extract, self.chunks[number]))

@@ -19,6 +19,7 @@ The symbol named right next to a reference stays with the reference (`CodeRef.sy
 from __future__ import annotations
 
 import bisect
+import functools
 import keyword
 import re
 from collections import Counter
@@ -27,6 +28,7 @@ from collections.abc import Sequence
 from generator.model import Evidence, Quote
 from generator.refs.extract.markdown import Fence, MarkdownLayout
 from generator.refs.extract.refs import KNOWN_EXTENSIONS, RefRecord
+from generator.refs.quote import could_be_strong
 
 _MAX_CAPTION_LINES = 2
 _MAX_CAPTION_LENGTH = 160
@@ -104,6 +106,7 @@ def family(language_or_extension: str) -> str:
     return _FAMILIES.get(key, key)
 
 
+@functools.lru_cache(maxsize=4096)
 def quotes_language(fence_language: str, path: str) -> bool:
     """Whether a block in ``fence_language`` can quote the file ``path``."""
     if not fence_language:
@@ -113,13 +116,20 @@ def quotes_language(fence_language: str, path: str) -> bool:
 
 
 def collect_evidence(
-    layout: MarkdownLayout, records: Sequence[RefRecord], headings: bool = False
+    layout: MarkdownLayout,
+    records: Sequence[RefRecord],
+    headings: bool = False,
+    weak: bool = True,
 ) -> dict[int, Evidence]:
-    """The evidence of each reference that has any, by its index in ``records``."""
+    """The evidence of each reference that has any, by its index in ``records``. With
+    ``weak=False``, quotes too short ever to be acted on (`could_be_strong`) are left out: the
+    verifier never reports on them, so it need not carry them."""
     ranged = [index for index, record in enumerate(records) if record[5] is not None]
     if not ranged:
         return {}
     quotes = _quotes(layout, records, ranged) if layout.fences else {}
+    if not weak and quotes:
+        quotes = {i: q for i, q in quotes.items() if q.unterminated or could_be_strong(q.text)}
     names = _names(layout, records, ranged) if layout.code_span_starts else {}
     found: dict[int, Evidence] = {}
     heading_of = _HeadingIndex(layout) if headings else None
@@ -154,7 +164,7 @@ def _quotes(
             high = bisect.bisect_right(lines_inside, fence.open_line + fence.count, low)
             if low == high:
                 continue
-            sections = _comment_sections(fence, records, [i for _, i in inside[low:high]])
+            sections = _comment_sections(layout, fence, records, [i for _, i in inside[low:high]])
             if sections:
                 claimed.add(position)
                 quotes.update(sections)
@@ -249,15 +259,13 @@ class _FenceLines:
 
     def quote(self, placement: str) -> Quote:
         """The whole block as a quote, sliced from the page."""
-        start, end = self.body
-        text = self._layout.text[start:end]
-        if "\r" in text:
-            text = text.replace("\r\n", "\n")
-        return _quote(self.open_line + 1, text, self.language, placement, self.unterminated)
+        return _quote(
+            self._layout, self.open_line + 1, self.body, self.language, placement, self.unterminated
+        )
 
 
 def _comment_sections(
-    fence: _FenceLines, records: Sequence[RefRecord], inside: list[int]
+    layout: MarkdownLayout, fence: _FenceLines, records: Sequence[RefRecord], inside: list[int]
 ) -> dict[int, Quote]:
     """References (``inside``: those in the fence) that are comment lines of their own, each
     quoting the lines after it (up to the next such line or the end of the block)."""
@@ -285,18 +293,32 @@ def _comment_sections(
             continue
         end = own[number + 1][0] if number + 1 < len(own) else len(content)
         if end > offset + 1:
+            starts = layout.line_starts
+            span = (
+                starts[first_line + offset],
+                layout.line_bounds(starts[first_line + end - 2])[1],  # to the last line's end
+            )
             sections[index] = _quote(
-                first_line + offset + 1,
-                "\n".join(content[offset + 1 : end]),
-                fence.language,
-                "inside",
-                fence.unterminated,
+                layout, first_line + offset + 1, span, fence.language, "inside", fence.unterminated
             )
     return sections
 
 
-def _quote(line: int, text: str, language: str, placement: str, unterminated: bool) -> Quote:
-    return Quote(line, text, language, placement, unterminated, " ".join(text.split()))
+def _quote(
+    layout: MarkdownLayout,
+    line: int,
+    span: tuple[int, int],
+    language: str,
+    placement: str,
+    unterminated: bool,
+) -> Quote:
+    return Quote(line, quoted_text(layout.text, span), language, placement, unterminated, span)
+
+
+def quoted_text(page: str, span: tuple[int, int]) -> str:
+    """The text of a quote at ``span`` of the page's text."""
+    text = page[span[0] : span[1]]
+    return text.replace("\r\n", "\n").removesuffix("\r") if "\r" in text else text
 
 
 _COMMENT_START = re.compile(r"^\s*(?:#+|//+|--|%%|/\*+|\*)\s*")

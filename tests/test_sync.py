@@ -348,3 +348,24 @@ def test_a_held_reference_the_author_edited_away_is_reported(synced_kb):
     assert "held_refs names 'pkg/core.py:4-6'" in unmatched[0]["message"]
     assert unmatched[0]["suggestion"] == "remove the entry from held_refs"
     assert not [f for f in findings if f["check"] == "ref-needs-review"]
+
+
+def test_references_written_apart_from_their_path_follow_their_code(synced_kb):
+    root, _, target = synced_kb
+    (root / "docs" / "c.md").write_text(
+        "---\ntitle: C\nupstream: up\n---\n# C\n\n"
+        "| 文件 | 行号 | 函数 |\n|---|---|---|\n| `pkg/core.py` | 9 | beta |\n\n"
+        "The signature is in `pkg/core.py` (line 9); see pkg/core.py:1, 9.\n"
+        "`pkg/old_name.py`（第 1-2 行）was renamed.\n",
+        "utf-8",
+    )
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "c")
+    result = cli(root, "sync", "up", "--no-fetch", "--to", target)
+    assert result.returncode == 0, result.stderr
+    page = (root / "docs" / "c.md").read_text("utf-8")
+    assert "| `pkg/core.py` | 12 | beta |" in page  # inserted above: renumbered in its cell
+    assert "`pkg/core.py` (line 12)" in page
+    assert "pkg/core.py:1, 12." in page
+    assert "`pkg/new_name.py`（第 1-2 行）" in page  # renamed: the path rewritten beside it
+    assert "held_refs" not in page

@@ -33,7 +33,7 @@ from generator.kb.pages import Page, parse_page, render_page
 from generator.model import RefForm, Severity, Upstream
 from generator.refs.extract import extract_refs, scan
 from generator.refs.resolve import PageContext, Resolver, page_context
-from generator.refs.rewrite import rewrite_ref
+from generator.refs.rewrite import rewrite_apart, rewrite_ref
 from generator.sync.reanchor import Drift, DriftStatus, Reanchorer
 from generator.upstream.manifest import ConfigError, Manifest, move_pin
 from generator.verification.pipeline import Verifier, collect, docs_root_for
@@ -266,6 +266,27 @@ def _plan_page(
                 reanchorer.new,
             )
             if new_text is None:  # moved to another file, and the page writes the path apart
+                line_start, line_end = layout.line_bounds(layout.line_starts[ref.line - 1])
+                apart = rewrite_apart(
+                    layout.text[line_start:line_end],
+                    ref.column,
+                    ref,
+                    resolved.path,
+                    drift.new_path or resolved.path,
+                    drift.new_start or 0,
+                    drift.new_end or 0,
+                )
+                if apart is not None and not any(
+                    line_start + edit[0] < end and start < line_start + edit[1]
+                    for start, end, _ in plan.edits
+                    for edit in apart
+                ):
+                    for begin, finish, replacement in apart:
+                        plan.edits.append((line_start + begin, line_start + finish, replacement))
+                    record.new_text = apart[1][2]
+                    plan.drifts.append(record)
+                    continue
+                # The path is not once on its line: a person must update both.
                 drift = replace(
                     drift,
                     status=DriftStatus.CHANGED,

@@ -13,7 +13,7 @@ LEANSPEC_VERSION := 0.3.0
 LEANSPEC_STAMP := .cache/npm/.leanspec-$(LEANSPEC_VERSION)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup mermaid leanspec browser bench-sync bench-site demo demo-upstreams sync-upstream upstreams verify site serve test lint format bench clean
+.PHONY: help setup mermaid leanspec browser bench-sync bench-site bench-evidence demo demo-upstreams sync-upstream upstreams verify site serve test lint format bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -87,6 +87,10 @@ test: $(STAMP) $(MERMAID_STAMP) $(LEANSPEC_STAMP) browser  ## set up and run the
 
 bench: $(STAMP)  ## time the verifier on 2,000 generated pages (50,000 refs)
 	$(BIN)/python scripts/bench_verify.py
+
+bench-evidence: $(STAMP)  ## evidence on a drift corpus: detection, --fix, pin suggest, its cost
+	$(BIN)/python scripts/bench_evidence.py
+	$(BIN)/python scripts/bench_verify.py --quotes --runs 5
 
 bench-sync: $(STAMP)  ## sync 20,000 refs across a generated 200-commit history vs ground truth
 	$(BIN)/python scripts/bench_sync.py

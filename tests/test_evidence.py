@@ -356,3 +356,28 @@ def test_an_upstream_without_a_clone_is_reported_unchecked_not_a_config_error(
     data = json.loads(actor_kb.cli("verify", "docs", "--format", "json", "--list-refs").stdout)
     assert [r["status"] for r in data["refs"]] == ["ok", "unchecked", "unchecked", "warning"]
     assert actor_kb.cli("verify", "docs", "--strict").returncode == 1
+
+
+def test_bad_quotes_are_findings_and_fix_writes_nothing(actor_kb: KB) -> None:
+    long_quote = "```python\n" + "".join(f"value_{n} = compute({n})\n" for n in range(10_000))
+    pages = {
+        "long.md": f"`lib/actor.py:15-22`:\n\n{long_quote}```\n",
+        "open.md": f"`lib/actor.py:24-30`:\n\n{SLEEP_QUOTE[:-3]}",
+        "crlf.md": ("`lib/actor.py:1-3`:\r\n\r\n" + SLEEP_QUOTE.replace("\n", "\r\n") + "\r\n"),
+    }
+    for name, body in pages.items():
+        actor_kb.page(name, body.encode("utf-8"))
+    before = {name: (actor_kb.docs / name).read_bytes() for name in pages}
+    result = actor_kb.cli("verify", "docs", "--no-cache", "--fix", "--format", "json")
+    data = json.loads(result.stdout)
+    checks = {(f["page"].rsplit("/", 1)[-1], f["check"]) for f in data["findings"]}
+    assert ("long.md", "quote-unchecked") in checks and ("open.md", "quote-unchecked") in checks
+    # The CRLF page's quote is proven elsewhere and fixed; the others are left as they were.
+    assert [(r["page"], r["after"]) for r in data["fixes"]["rewrites"]] == [
+        ("docs/crlf.md", "lib/actor.py:15-21")
+    ]
+    assert (actor_kb.docs / "long.md").read_bytes() == before["long.md"]
+    assert (actor_kb.docs / "open.md").read_bytes() == before["open.md"]
+    assert (actor_kb.docs / "crlf.md").read_bytes() == before["crlf.md"].replace(
+        b"lib/actor.py:1-3", b"lib/actor.py:15-21"
+    )

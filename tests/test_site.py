@@ -882,3 +882,26 @@ def test_no_board_without_specs(site_kb):
     assert result.returncode == 0, result.stderr
     assert not (site_kb.root / "site" / "board").exists()
     assert "Spec board" not in (site_kb.root / "site" / "index.html").read_text("utf-8")
+
+
+def test_references_written_apart_from_their_path_link_their_lines():
+    from generator.refs.extract import extract_refs
+
+    source = textwrap.dedent(
+        """\
+        | 文件 | 行号 |
+        |---|---|
+        | `lib/a.py` | 10-20 |
+
+        See `lib/b.py` (lines 3-4); calls at lib/c.py:5, 9. Entry `lib/d.py:main()`.
+        """
+    )
+    refs = [ResolvedRef(ref, "lib", PIN, ref.path) for ref in extract_refs(scan(source), "p.md")]
+    assert [r.ref.style for r in refs] == ["table", "phrase", "inline", "list", "symbol"]
+    output = apply_links(source, plan_links(scan(source), refs, {"lib": UPSTREAM}))
+    html = markdown.markdown(output, extensions=["tables"])
+    base = f"https://github.com/acme/lib/blob/{PIN}"
+    assert f'<td><a href="{base}/lib/a.py#L10-L20" title="lib@79841b4">10-20</a></td>' in html
+    assert f'(lines <a href="{base}/lib/b.py#L3-L4" title="lib@79841b4">3-4</a>)' in html
+    assert f'<a href="{base}/lib/c.py#L9" title="lib@79841b4">9</a>.' in html
+    assert f'<a href="{base}/lib/d.py" title="lib@79841b4"><code>lib/d.py:main()</code></a>' in html

@@ -127,7 +127,7 @@ def collect_evidence(
     ranged = [index for index, record in enumerate(records) if record[5] is not None]
     if not ranged:
         return {}
-    quotes = _quotes(layout, records, ranged) if layout.fences else {}
+    quotes = _quotes(layout, records, ranged, weak) if layout.fences else {}
     if not weak and quotes:
         quotes = {i: q for i, q in quotes.items() if q.unterminated or could_be_strong(q.text)}
     names = _names(layout, records, ranged) if layout.code_span_starts else {}
@@ -146,7 +146,7 @@ def collect_evidence(
 
 
 def _quotes(
-    layout: MarkdownLayout, records: Sequence[RefRecord], ranged: list[int]
+    layout: MarkdownLayout, records: Sequence[RefRecord], ranged: list[int], weak: bool = True
 ) -> dict[int, Quote]:
     outside = [i for i in ranged if not records[i][12]]
     per_line = Counter(records[i][0] for i in outside)
@@ -155,6 +155,13 @@ def _quotes(
     quotes: dict[int, Quote] = {}
     claimed: set[int] = set()  # fences already quoted for a reference
     fences = [_FenceLines(layout, fence) for fence in layout.fences]
+    if not weak:  # a block without two lines of code holds no quote worth carrying
+        text = layout.text
+        fences = [
+            fence
+            for fence in fences
+            if fence.unterminated or could_be_strong(text[fence.body[0] : fence.body[1]])
+        ]
 
     inside = sorted((records[i][0], i) for i in ranged if records[i][12])
     if inside:

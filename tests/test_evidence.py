@@ -381,3 +381,42 @@ def test_bad_quotes_are_findings_and_fix_writes_nothing(actor_kb: KB) -> None:
     assert (actor_kb.docs / "crlf.md").read_bytes() == before["crlf.md"].replace(
         b"lib/actor.py:1-3", b"lib/actor.py:15-21"
     )
+
+
+def test_pin_suggest_ranks_the_commit_written_against_and_writes_it(actor_kb: KB) -> None:
+    quote = (
+        "```python\ndef sleep(self, tags=None):\n    state = self.model.state_dict()\n"
+        "    self.saved = {name: tensor.cpu() for name, tensor in state.items()}\n"
+        '    self.model.to("cpu")\n    torch.cuda.empty_cache()\n```'
+    )
+    actor_kb.page("old.md", f"# Old\n\n`sleep()` (lib/actor.py:7-12):\n\n{quote}\n")
+    result = actor_kb.cli("pin", "suggest", "docs", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    old = actor_kb.old  # type: ignore[attr-defined]
+    assert data["candidates"][0]["commit"] == old and data["candidates"][0]["up"] == 1
+    assert data["current"]["commit"] == actor_kb.pin and data["current"]["against"] == 1  # type: ignore[attr-defined]
+    text = actor_kb.cli("pin", "suggest", "docs").stdout
+    assert f"{old[:7]}" in text and "First actor" in text and "<- the pin" in text
+    # The page is all that relies on the manifest's pin: --write moves that pin.
+    written = actor_kb.cli("pin", "suggest", "docs", "--write")
+    assert "wrote the pin into upstreams.yaml" in written.stdout
+    assert f'pin: "{old}"' in (actor_kb.root / "upstreams.yaml").read_text()
+    assert actor_kb.cli("verify", "docs").returncode == 0
+    # One page of two: its own pin is set instead.
+    actor_kb.upstreams["lib"]["pin"] = actor_kb.pin  # type: ignore[attr-defined]
+    actor_kb.write_manifest()
+    actor_kb.page("new.md", f"# New\n\n`sleep()` (lib/actor.py:15-22):\n\n{SLEEP_QUOTE}\n")
+    written = actor_kb.cli("pin", "suggest", "docs/old.md", "--write")
+    assert "wrote the pin into docs/old.md" in written.stdout
+    assert f"pin: {old}" in (actor_kb.docs / "old.md").read_text()
+    assert actor_kb.cli("verify", "docs").returncode == 0
+
+
+def test_pin_suggest_says_what_is_wrong(actor_kb: KB) -> None:
+    actor_kb.page("a.md", "# Nothing cited\n")
+    result = actor_kb.cli("pin", "suggest", "docs")
+    assert result.returncode == 2 and "cite no code" in result.stderr
+    actor_kb.page("a.md", "`lib/actor.py:15-22`\n")
+    result = actor_kb.cli("pin", "suggest", "docs", "--since", "yesterday")
+    assert result.returncode == 2 and "--since 'yesterday' is not a date" in result.stderr

@@ -467,3 +467,30 @@ def test_a_specs_diagram_count_is_the_one_ingest_checks(
     out = capsys.readouterr().out
     assert "warning[section-missing]" in out
     assert "diagram-missing" not in out
+
+
+def test_references_in_tables_and_phrases_are_read_and_left_in_their_cells(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "table_notes.md"
+    table = (
+        "# Packing by table\n\n| 文件 | 行号 | 函数 |\n|---|---|---|\n"
+        "| `/home/alice/minitrain/minitrain/data/packing.py` | 37-47 | compute_cu_seqlens |\n\n"
+        "The balancing is in `minitrain/data/packing.py`（第 50-66 行）.\n"
+    )
+    notes.write_text(table, "utf-8")
+    assert run(str(notes), "--spec", "001-minitrain-knowledge-base") in (0, 1)
+    out = capsys.readouterr().out
+    assert "no-code-refs" not in out  # the table's reference counts
+    page = read_page(kb / "docs" / "analysis" / "table-notes.md")
+    assert "| `/home/alice/minitrain/minitrain/data/packing.py` | 37-47 |" in page.body
+    assert "`minitrain/data/packing.py`（第 50-66 行）" in page.body
+    assert main(["verify", "docs/analysis/table-notes.md", "--format", "json", "--list-refs"]) in (
+        0,
+        1,
+    )
+    refs = json.loads(capsys.readouterr().out)["refs"]
+    assert [(r["style"], r["path"], r["start"]) for r in refs] == [
+        ("table", "minitrain/data/packing.py", 37),
+        ("phrase", "minitrain/data/packing.py", 50),
+    ]

@@ -128,8 +128,12 @@ def collect_evidence(
     if not ranged:
         return {}
     quotes = _quotes(layout, records, ranged, weak) if layout.fences else {}
-    if not weak and quotes:
-        quotes = {i: q for i, q in quotes.items() if q.unterminated or could_be_strong(q.text)}
+    if not weak and quotes:  # (whole blocks were looked at already; sections of blocks not)
+        quotes = {
+            i: q
+            for i, q in quotes.items()
+            if q.placement != "inside" or q.unterminated or could_be_strong(q.text)
+        }
     names = _names(layout, records, ranged) if layout.code_span_starts else {}
     found: dict[int, Evidence] = {}
     heading_of = _HeadingIndex(layout) if headings else None
@@ -226,22 +230,10 @@ class _FenceLines:
         self.fence = fence
         self.language = fence.language
         self.open_line = layout.position(fence.start)[0]
-        text = layout.text
-        start = text.find("\n", fence.start, fence.end)
-        start = fence.end if start == -1 else start + 1
-        end = fence.end
-        if end > start and text[end - 1] == "\n":
-            end -= 1
-        newline = text.rfind("\n", start, end)
-        last = newline + 1 if newline != -1 else start  # where the block's last line starts
-        closing = text[last:end].strip().lstrip(">").strip() if end > start else ""
-        marker = text[fence.start : start].lstrip(" \t>")[:1]
-        closed = len(closing) >= 3 and closing == marker * len(closing)
-        if closed:  # the content ends before the closing fence line
-            end = last - 1 if last > start else start
+        start, end = fence.body_start, fence.body_end
         self.body = (start, end)
-        self.count = 0 if end <= start else text.count("\n", start, end) + 1
-        self.unterminated = not closed
+        self.count = 0 if end <= start else layout.text.count("\n", start, end) + 1
+        self.unterminated = not fence.closed
 
     @property
     def content(self) -> list[str]:

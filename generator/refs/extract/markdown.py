@@ -43,6 +43,12 @@ class Fence(NamedTuple):
     start: int
     end: int
     info: str
+    body_start: int = 0
+    """Where the content starts (after the opening fence line)."""
+    body_end: int = 0
+    """Where the content ends (before the newline of the closing fence line, or at ``end``)."""
+    closed: bool = True
+    """False for a fence never closed: it runs to the end of the page."""
 
     @property
     def language(self) -> str:
@@ -174,24 +180,29 @@ def scan(text: str, body_start: int = 0) -> MarkdownLayout:
     # Each line starts one past the end of the previous one: summed lengths, all in C.
     line_starts = list(accumulate(map(_ONE_MORE, map(len, text.split("\n")[:-1])), initial=0))
     fences: list[Fence] = []
-    open_fence: tuple[int, str, str] | None = None
+    open_fence: tuple[int, str, str, int] | None = None
+    length = len(text)
     for match in _fence_lines(text, body_start):
         marker = match.group("fence")
         info = match.group("info")
         if open_fence is None:
             if marker[0] == "`" and "`" in info:
                 continue  # CommonMark: a backtick fence's info string has no backticks
-            open_fence = (match.start(), marker, info)
+            content = match.end() + 1 if match.end() < length else length
+            open_fence = (match.start(), marker, info, content)
             continue
-        start, open_marker, open_info = open_fence
+        start, open_marker, open_info, content = open_fence
         if marker[0] == open_marker[0] and len(marker) >= len(open_marker) and not info.strip():
             end = match.end()
-            if end < len(text) and text[end] == "\n":
+            if end < length and text[end] == "\n":
                 end += 1
-            fences.append(Fence(start, end, open_info))
+            body_end = max(content, match.start() - 1)
+            fences.append(Fence(start, end, open_info, content, body_end, True))
             open_fence = None
     if open_fence is not None:  # an unclosed fence runs to the end of the document
-        fences.append(Fence(open_fence[0], len(text), open_fence[2]))
+        start, _, open_info, content = open_fence
+        body_end = length - 1 if text.endswith("\n") and length > content else length
+        fences.append(Fence(start, length, open_info, content, max(content, body_end), False))
     return MarkdownLayout(
         text=text,
         body_start=body_start,

@@ -1,4 +1,4 @@
-"""Writing files so that a reader never sees half of one."""
+"""Files: writing them so that a reader never sees half of one, and naming them to a user."""
 
 from __future__ import annotations
 
@@ -25,3 +25,14 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def shown_path(path: Path | str | None) -> str:
+    """``path`` relative to the working directory when it is below it, as a user would type it;
+    as it is otherwise."""
+    if path is None:
+        return "(none)"
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from generator.files import shown_path
 from generator.upstream.manifest import MANIFEST_NAME, ConfigError, Manifest, find_manifest
 from generator.upstream.manifest import load_manifest as _load_manifest
 
@@ -68,9 +69,6 @@ def load_manifest(path: Path | None) -> Manifest:
     return _load_manifest(found)
 
 
-def shown(path: Path) -> Path:
+def shown(path: Path) -> str:
     """``path`` relative to the working directory when it is below it, as a user typed it."""
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve())
-    except ValueError:
-        return path
+    return shown_path(path)

@@ -44,7 +44,7 @@ from generator.refs.quote import (
     placements,
     prepare,
 )
-from generator.refs.resolve import PageContext, Resolver
+from generator.refs.resolve import PageContext, Resolver, first_use
 from generator.upstream.gitstore import BlobText, GitStore, identifier_columns
 from generator.upstream.history import History, history_for
 from generator.upstream.manifest import ConfigError
@@ -130,7 +130,7 @@ class Prover:
             assert problem is not None
             return [self._finding(ref, target, "quote-unchecked", problem)]
         index = self._index(target)
-        if _verbatim_in(quote, index, ref.start, ref.end):
+        if index.holds_text(quote.text, ref.start, ref.end):
             return []  # the common case, seen without reading the quote closely
         if not could_be_strong(quote.text):
             return []  # weak evidence is never reported: no need to look
@@ -181,8 +181,9 @@ class Prover:
         if not is_strong(prepared):
             return []
         others = self._in_other_files(prepared, target)
-        if len(others) == 1 and len(others[0][1]) == 1 and is_strong(prepared, others[0][1][0]):
-            path, (place,) = others[0]
+        unique = _unique(others, prepared)
+        if unique is not None:
+            path, place = unique
             fix = Fix(path, *_fixed_range(ref, place))
             return [
                 self._finding(
@@ -227,10 +228,10 @@ class Prover:
         prepared = self._prepare(quote, target.path)
         if prepared is None or not is_strong(prepared) or _unchecked_reason(quote, target):
             return []
-        others = self._in_other_files(prepared, target)
-        if len(others) != 1 or len(others[0][1]) != 1 or not is_strong(prepared, others[0][1][0]):
+        unique = _unique(self._in_other_files(prepared, target), prepared)
+        if unique is None:
             return []
-        path, (place,) = others[0]
+        path, place = unique
         fix = Fix(path, *_fixed_range(ref, place))
         return [
             self._finding(
@@ -435,29 +436,12 @@ class Prover:
         )
 
 
-def _verbatim_in(quote: Quote, index: FileIndex, start: int, end: int) -> bool:
-    """Whether the quote's text (white space aside) is in the text of lines ``start..end``:
-    starting at ``start`` when only one line is cited. Most quotes are such copies, seen so
-    with one string search; the others go to `generator.refs.quote.judge`."""
-    wanted = " ".join(quote.text.split())
-    lines = len(index.lines)
-    if not wanted or not 1 <= start <= lines:
-        return False
-    text, starts = index.flat
-    if end > start:
-        return text.find(wanted, starts[start - 1], starts[min(end, lines)] - 1) != -1
-    # One cited line: the quote starts there.
-    return bool(index.normalised[start - 1]) and text.startswith(wanted, starts[start - 1])
-
-
-def first_use(blob: BlobText, name: str, python: bool) -> int | None:
-    """The first line that uses ``name`` in code (for Python, outside comments and
-    docstrings), or None."""
-    for number, line in enumerate(blob.lines, 1):
-        if identifier_columns(line, name) and (
-            not python or blob.occurs_in_code(name, number, number)
-        ):
-            return number
+def _unique(
+    others: list[tuple[str, list[Placement]]], prepared: PreparedQuote
+) -> tuple[str, Placement] | None:
+    """The one place in other files that strongly holds the quote, if there is exactly one."""
+    if len(others) == 1 and len(others[0][1]) == 1 and is_strong(prepared, others[0][1][0]):
+        return others[0][0], others[0][1][0]
     return None
 
 

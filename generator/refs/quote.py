@@ -414,6 +414,34 @@ class FileIndex:
             position = text.find(first, position + 1, stop)
         return found
 
+    def holds_text(self, quote: str, start: int, end: int) -> bool:
+        """Whether the quoted text (white space aside) is in the text of lines ``start..end``:
+        starting at ``start`` when only one line is cited. Most quotes are such copies, seen so
+        with one string search, before the quote is even read into lines."""
+        wanted = " ".join(quote.split())
+        lines = len(self.lines)
+        if not wanted or not 1 <= start <= lines:
+            return False
+        text, starts = self.flat
+        if end > start:
+            return text.find(wanted, starts[start - 1], starts[min(end, lines)] - 1) != -1
+        # One cited line: the quote starts there.
+        return bool(self.normalised[start - 1]) and text.startswith(wanted, starts[start - 1])
+
+    def holds_loosely(self, quote: PreparedQuote, start: int, end: int) -> bool:
+        """Whether enough of the quote (`ACCEPT_RATIO`) is in the cited lines, looking at those
+        lines alone (for one cited line: at the lines around it that a quote could span)."""
+        if start == end:
+            reach = len(quote.lines) + 4
+            low, high = max(1, start - reach), start + reach
+        else:
+            low, high = start, end
+        window = FileIndex(self.lines[low - 1 : high], self.markers)
+        return any(
+            covers(place, start - low + 1, end - low + 1)
+            for place in placements(quote, window, ratio=ACCEPT_RATIO)
+        )
+
     def holds_in_order(self, quote: PreparedQuote, start: int, end: int) -> bool:
         """`span_in_order` found a span."""
         return self.span_in_order(quote, start, end) is not None

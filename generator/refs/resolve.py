@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from generator.checks import severity_of
+from generator.files import shown_path
 from generator.model import CodeRef, Finding, Quote, RefForm, ResolvedRef, Upstream
 from generator.refs.extract.refs import RefRecord
 from generator.refs.quote import FileIndex, is_strong, placements, prepare
@@ -256,7 +257,7 @@ class Resolver:
                 store = GitStore(upstream.clone_dir)
             except RepositoryUnavailable:
                 error = self.manifest.error(
-                    f"no clone at {_relative(upstream.clone_dir)}",
+                    f"no clone at {shown_path(upstream.clone_dir)}",
                     key,
                     hint=f"run `make upstreams` (python -m generator upstreams fetch "
                     f"{upstream.name}) to clone {upstream.url}",
@@ -268,7 +269,7 @@ class Resolver:
                 store.close()
                 raise self.manifest.error(
                     f"pinned commit {upstream.pin} is not in the clone at "
-                    f"{_relative(upstream.clone_dir)}",
+                    f"{shown_path(upstream.clone_dir)}",
                     f"{key}.pin",
                     hint=f"run `python -m generator upstreams fetch {upstream.name}` to fetch it, "
                     "or correct the pin",
@@ -449,7 +450,7 @@ class Resolver:
                     result,
                     "commit-missing",
                     f"commit {revision} is not in the clone of '{upstream.name}'",
-                    f"fetch it: git -C {_relative(upstream.clone_dir)} fetch origin {revision}",
+                    f"fetch it: git -C {shown_path(upstream.clone_dir)} fetch origin {revision}",
                 )
                 return
             result.commit, result.path = commit, self._normalised(result, path)
@@ -975,7 +976,7 @@ class Resolver:
                 "it is defined at " + _spans_text(path, spans),
             )
             return
-        used = _first_in_code(blob, name) if python else _first_occurrence(blob.lines, name)
+        used = first_use(blob, name, python)
         if used is not None:
             self._add(
                 result,
@@ -1123,8 +1124,11 @@ def _first_occurrence(lines: list[str], name: str) -> int | None:
     )
 
 
-def _first_in_code(blob: BlobText, name: str) -> int | None:
-    """The first line that uses ``name`` outside Python comments and docstrings."""
+def first_use(blob: BlobText, name: str, python: bool) -> int | None:
+    """The first line that uses ``name`` in code (for Python, outside comments and
+    docstrings), or None."""
+    if not python:
+        return _first_occurrence(blob.lines, name)
     for number, line in enumerate(blob.lines, 1):
         if identifier_columns(line, name) and blob.occurs_in_code(name, number, number):
             return number
@@ -1228,15 +1232,6 @@ def _fragment(start: int | None, end: int | None) -> str:
     if start is None:
         return ""
     return f"#L{start}" if end in (None, start) else f"#L{start}-L{end}"
-
-
-def _relative(path: Any) -> str:
-    from pathlib import Path
-
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 __all__ = [

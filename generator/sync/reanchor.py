@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 
 import git
 
+from generator.refs.quote import normalise
 from generator.refs.resolve import definitions
 from generator.upstream.gitstore import BlobText, GitStore
 
@@ -113,10 +114,6 @@ class Drift:
     new_lines: list[str] = field(default_factory=list)
 
 
-def _normalise(line: str) -> str:
-    return " ".join(line.split())
-
-
 @dataclass
 class _BlockIndex:
     """Normalised non-blank lines of one file, for exact block search."""
@@ -132,7 +129,7 @@ class _BlockIndex:
         numbers, texts = [], []
         positions: dict[str, list[int]] = defaultdict(list)
         for number, line in enumerate(lines, 1):
-            text = _normalise(line)
+            text = normalise(line)
             if text:
                 positions[text].append(len(numbers))
                 numbers.append(number)
@@ -228,7 +225,7 @@ class Reanchorer:
         old_blob = self._blob(self.old, path)
         assert old_blob is not None, "callers only classify references that resolved at the old pin"
         old_lines = old_blob.lines[start - 1 : end]
-        block = [text for text in map(_normalise, old_lines) if text]
+        block = [text for text in map(normalise, old_lines) if text]
         drift = Drift(DriftStatus.UNCHANGED, path, start, end, old_lines=old_lines)
         where = (path, start, end)
         # A new copy of the block has every one of its lines added by one commit: those commits
@@ -347,7 +344,7 @@ class Reanchorer:
         if len(spans) != 1:
             return lost
         first, last = spans[0]
-        outer_block = [text for text in map(_normalise, blob.lines[first - 1 : last]) if text]
+        outer_block = [text for text in map(normalise, blob.lines[first - 1 : last]) if text]
         found = self._find(outer_block, step.commit, paths)
         if len(found) != 1:
             return lost
@@ -382,9 +379,9 @@ class Reanchorer:
         if blob is None:
             return ("", "")
         above = next(
-            (_normalise(line) for line in reversed(blob.lines[: start - 1]) if line.strip()), ""
+            (normalise(line) for line in reversed(blob.lines[: start - 1]) if line.strip()), ""
         )
-        below = next((_normalise(line) for line in blob.lines[end:] if line.strip()), "")
+        below = next((normalise(line) for line in blob.lines[end:] if line.strip()), "")
         return (above, below)
 
     def _copies(
@@ -409,7 +406,7 @@ class Reanchorer:
         # Last line of defence: the claimed lines must hold exactly the cited code.
         blob = self._blob(self.new, path)
         lines = blob.lines[start - 1 : end] if blob is not None else []
-        if blob is None or [t for t in map(_normalise, lines) if t] != block:
+        if blob is None or [t for t in map(normalise, lines) if t] != block:
             lost = Drift(
                 DriftStatus.CHANGED,
                 drift.old_path,
@@ -610,7 +607,7 @@ def _parse_diff(lines: list[str]) -> tuple[dict[str, FileChange], list[str], set
     current: FileChange | None = None
     for line in lines:
         if line.startswith("+") and not line.startswith("+++ "):
-            text = _normalise(line[1:])
+            text = normalise(line[1:])
             if text:
                 added_texts.add(text)
             continue

@@ -310,7 +310,7 @@ class GitStore:
             self._cat_file = _CatFile(self.path)
         return self._cat_file
 
-    def _git(self, *args: str) -> bytes | None:
+    def git(self, *args: str) -> bytes | None:
         """Output of one git command in the clone; None if it fails."""
         result = subprocess.run(["git", *args], cwd=self.path, capture_output=True, check=False)
         return result.stdout if result.returncode == 0 else None
@@ -337,7 +337,7 @@ class GitStore:
         """Every file of the commit (recursively), by repository-relative path."""
         entries = self._trees.get(commit)
         if entries is None:
-            output = self._git("ls-tree", "-r", "-z", "--full-tree", commit)
+            output = self.git("ls-tree", "-r", "-z", "--full-tree", commit)
             if output is None:
                 raise RepositoryUnavailable(f"git ls-tree {commit} failed in {self.path}")
             entries = {}
@@ -398,11 +398,11 @@ class GitStore:
         tree = self.tree(commit)
         current = path
         for _ in range(10):  # renames chain rarely; bound the walk anyway
-            found = self._git("log", "-1", "--format=%H", commit, "--", current)
+            found = self.git("log", "-1", "--format=%H", commit, "--", current)
             last = found.decode().strip() if found is not None else ""
             if not last:
                 return None
-            output = self._git("diff", "-M", "--name-status", "-z", f"{last}^", last)
+            output = self.git("diff", "-M", "--name-status", "-z", f"{last}^", last)
             if output is None:
                 return None
             fields = output.decode("utf-8", "surrogateescape").split("\x00")

@@ -8,7 +8,6 @@ matter, and each distinct version of a file is a blob, read once (`GitStore` cac
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -89,11 +88,8 @@ class History:
             self.load([path])
         return self._versions[path]
 
-    def load(
-        self, paths: Iterable[str], since: str | None = None, until: str | None = None
-    ) -> None:
-        """Read the versions of ``paths`` in one walk of the history (``since``/``until``:
-        dates git understands, limiting the walk)."""
+    def load(self, paths: Iterable[str]) -> None:
+        """Read the versions of ``paths`` in one walk of the history."""
         wanted = [path for path in dict.fromkeys(paths) if path not in self._versions]
         if not wanted:
             return
@@ -101,10 +97,6 @@ class History:
             self._versions[path] = []
         arguments = ["log", "--first-parent", "-z", "--format=%x01%H%x02%ct%x02%s", "--raw"]
         arguments += ["--no-abbrev", "--no-renames"]
-        if since:
-            arguments.append(f"--since={since}")
-        if until:
-            arguments.append(f"--until={until}")
         output = self._git(*arguments, self.head, "--", *wanted)
         for chunk in output.split("\x01")[1:]:
             header, _, raw = chunk.partition("\x00")
@@ -168,12 +160,8 @@ class History:
         return None
 
     def _git(self, *arguments: str) -> str:
-        result = subprocess.run(
-            ["git", *arguments], cwd=self.store.path, capture_output=True, check=False
-        )
-        if result.returncode != 0:
-            return ""
-        return result.stdout.decode("utf-8", "replace")
+        output = self.store.git(*arguments)
+        return "" if output is None else output.decode("utf-8", "replace")
 
 
 def _commit(header: str) -> Commit:

@@ -28,20 +28,23 @@ from generator.refs.extract import scan
 from generator.refs.extract.evidence import collect_evidence
 from generator.refs.extract.refs import ref_records
 from generator.refs.quote import (
-    ACCEPT_RATIO,
     FileIndex,
     PreparedQuote,
     comment_markers,
-    covers,
     is_strong,
-    placements,
     prepare,
 )
 from generator.refs.resolve import Resolver, definitions, page_context, symbol_definitions
 from generator.upstream.gitstore import BlobText, GitStore, identifier_columns
 from generator.upstream.history import Commit, History, history_for
-from generator.upstream.manifest import ConfigError, Manifest, load_manifest, move_pin
-from generator.verification.pipeline import PageFile, Verifier, collect, docs_root_for
+from generator.upstream.manifest import ConfigError, Manifest, move_pin
+from generator.verification.pipeline import (
+    PageFile,
+    Verifier,
+    collect,
+    docs_root_for,
+    manifest_for,
+)
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +111,7 @@ def suggest_pin(
 ) -> Suggestion:
     """Rank the commits the pages under ``paths`` may have been written against."""
     path_objects = [Path(p) for p in paths]
-    manifest = load_manifest(manifest_path) if manifest_path else _manifest_for(path_objects)
+    manifest = manifest_for(path_objects, manifest_path)
     root = docs_root_for(manifest, path_objects)
     files = collect(path_objects, root.resolve())
     if not files:
@@ -147,19 +150,6 @@ def suggest_pin(
         if write and candidates:
             suggestion.written = _write(manifest, files, name, candidates[0].last.sha, root)
         return suggestion
-
-
-def _manifest_for(paths: list[Path]) -> Manifest:
-    from generator.upstream.manifest import find_manifest
-
-    start = paths[0] if paths else Path.cwd()
-    found = find_manifest(start if start.is_dir() else start.parent)
-    if found is None:
-        raise ConfigError(
-            f"no upstreams.yaml found in {start} or any parent directory",
-            hint="run from the knowledge base, or pass --manifest PATH",
-        )
-    return load_manifest(found)
 
 
 def _claims(
@@ -328,8 +318,8 @@ class _Weigher:
             return AGAINST
         if claim.quote is not None:
             index = self._index(sha, blob, claim.path)
-            if index.holds_in_order(claim.quote, start, end) or _loosely_in(
-                claim.quote, index, start, end
+            if index.holds_in_order(claim.quote, start, end) or index.holds_loosely(
+                claim.quote, start, end
             ):
                 return UP
             return AGAINST if is_strong(claim.quote) else UNKNOWN
@@ -354,21 +344,6 @@ class _Weigher:
         return index
 
 
-def _loosely_in(quote: PreparedQuote, index: FileIndex, start: int, end: int) -> bool:
-    """Whether enough of the quote (`ACCEPT_RATIO`) is in the cited lines, looking at those
-    lines alone (for one cited line: at the lines around it that a quote could span)."""
-    if start == end:
-        reach = len(quote.lines) + 4
-        low, high = max(1, start - reach), start + reach
-    else:
-        low, high = start, end
-    window = FileIndex(index.lines[low - 1 : high], index.markers)
-    return any(
-        covers(place, start - low + 1, end - low + 1)
-        for place in placements(quote, window, ratio=ACCEPT_RATIO)
-    )
-
-
 def _used(blob: BlobText, name: str, start: int, end: int, path: str) -> bool:
     if path.endswith((".py", ".pyi")):
         return blob.occurs_in_code(name, start, end)
@@ -385,7 +360,7 @@ def _write(
     relying = []
     for file in every:
         page = parse_page(file.source.read_bytes(), file.source, file.display, file.rel)
-        if not _has_own_pin(page.meta, upstream):
+        if upstream not in page_context(file.display, page.meta, manifest).pins:
             relying.append(file.source.resolve())
     if relying and set(relying) <= given:
         if move_pin(manifest, upstream, commit):
@@ -413,13 +388,3 @@ def _write(
             write_page(page, meta)
             written.append(file.display)
     return written
-
-
-def _has_own_pin(meta: dict, upstream: str) -> bool:
-    pins = meta.get("pins")
-    anchored = meta.get("anchored_at")
-    return (
-        (meta.get("upstream") == upstream and meta.get("pin") is not None)
-        or (isinstance(pins, dict) and upstream in pins)
-        or (isinstance(anchored, dict) and upstream in anchored)
-    )

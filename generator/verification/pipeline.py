@@ -35,6 +35,7 @@ from typing import NamedTuple, Protocol, overload
 import yaml
 
 from generator.checks import CHECKS, severity_of
+from generator.files import shown_path
 from generator.kb.pages import Page, parse_page, problem_findings
 from generator.kb.specs import governance_findings
 from generator.model import CodeRef, Evidence, Finding, Link, RefForm, ResolvedRef, Severity
@@ -487,7 +488,7 @@ class Verifier:
                     1,
                     f"{count} reference{'s' if count != 1 else ''} into '{name}' "
                     f"{'are' if count != 1 else 'is'} not checked: it has no clone at "
-                    f"{_shown(upstream.clone_dir)}",
+                    f"{shown_path(upstream.clone_dir)}",
                     f"python -m generator upstreams fetch {name}",
                     upstream=name,
                     commit=upstream.pin,
@@ -816,15 +817,7 @@ def verify(
     does not depend on it either.
     """
     path_objects = [Path(p) for p in paths]
-    if manifest_path is None:
-        start = path_objects[0] if path_objects else Path.cwd()
-        manifest_path = find_manifest(start if start.is_dir() else start.parent)
-        if manifest_path is None:
-            raise ConfigError(
-                f"no upstreams.yaml found in {start} or any parent directory",
-                hint="run from the knowledge base, or pass --manifest PATH",
-            )
-    manifest = load_manifest(manifest_path)
+    manifest = manifest_for(path_objects, manifest_path)
     root = docs_root or docs_root_for(manifest, path_objects)
     files = collect(path_objects, root.resolve())
     if not files:
@@ -842,6 +835,19 @@ def verify(
             verify_cache.load()
     with Verifier(manifest, root, ignore, verify_cache) as verifier:
         return verifier.verify(files, progress, workers)
+
+
+def manifest_for(paths: Sequence[Path], manifest_path: Path | None = None) -> Manifest:
+    """The manifest given, or the nearest one above the first of ``paths``."""
+    if manifest_path is None:
+        start = paths[0] if paths else Path.cwd()
+        manifest_path = find_manifest(start if start.is_dir() else start.parent)
+        if manifest_path is None:
+            raise ConfigError(
+                f"no upstreams.yaml found in {start} or any parent directory",
+                hint="run from the knowledge base, or pass --manifest PATH",
+            )
+    return load_manifest(manifest_path)
 
 
 def _can_fork() -> bool:
@@ -1004,12 +1010,3 @@ def _receive(fd: int, chunks: queue.SimpleQueue[bytes | None]) -> None:
                 del buffer[: 8 + size]
     finally:
         chunks.put(None)
-
-
-def _shown(path: Path | None) -> str:
-    if path is None:
-        return "(none)"
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)

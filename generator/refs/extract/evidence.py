@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from generator.model import Evidence, Quote
+from generator.refs.extract.links import extract_headings
 from generator.refs.extract.markdown import Fence, MarkdownLayout
 from generator.refs.extract.refs import KNOWN_EXTENSIONS, RefRecord
 from generator.refs.quote import could_be_strong
@@ -63,7 +64,6 @@ _NOT_NAMES = frozenset(keyword.kwlist) | {
     "auto",
 }
 _SENTENCE_END = re.compile(r"[。；;！？!?]|\.\s")
-_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(?P<text>[^\n]*?)[ \t#]*$", re.M)
 _HEADING_CALL = re.compile(
     r"(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)\("
 )
@@ -489,12 +489,9 @@ class _HeadingIndex:
     """The headings of a page by line, for the symbol the nearest one above a line names."""
 
     def __init__(self, layout: MarkdownLayout) -> None:
-        prose = layout.without_code_blocks
-        self.lines: list[int] = []
-        self.symbols: list[str | None] = []
-        for match in _HEADING.finditer(prose, layout.body_start):
-            self.lines.append(layout.position(match.start())[0])
-            self.symbols.append(heading_symbol(match.group("text")))
+        headings = extract_headings(layout)
+        self.lines = [heading.line for heading in headings]
+        self.symbols = [heading_symbol(heading.text) for heading in headings]
 
     def symbol_at(self, line: int) -> str | None:
         index = bisect.bisect_right(self.lines, line) - 1

@@ -303,7 +303,7 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
         )
         if finish < length and body[finish] in _LIST_SEPARATORS:
             records.extend(
-                _listed(body, finish, line_index + 1, line_start, form, path, fence is not None)
+                _listed(body, finish, line_index + 1, line_start, path, fence is not None)
             )
 
     if options.route_prefixes:
@@ -597,7 +597,6 @@ def _listed(
     position: int,
     line: int,
     line_start: int,
-    form: RefForm,
     path: str,
     in_code_block: bool,
 ) -> list[RefRecord]:
@@ -617,25 +616,28 @@ def _listed(
     for begin, finish, start, end in found:
         if body[begin - 1 : begin] == "L":
             begin -= 1
+        column = begin - line_start + 1
         records.append(
-            (
-                line,
-                begin - line_start + 1,
-                body[begin:finish],
-                form,
-                path,
-                start,
-                end,
-                None,
-                None,
-                None,
-                None,
-                False,
-                in_code_block,
-                "list",
-            )
+            _apart(line, column, body[begin:finish], path, start, end, None, "list", in_code_block)
         )
     return records
+
+
+def _apart(
+    line: int,
+    column: int,
+    text: str,
+    path: str,
+    start: int,
+    end: int,
+    symbol: str | None,
+    style: str,
+    in_code_block: bool = False,
+) -> RefRecord:
+    """The record of a reference whose lines (``text``) are written apart from its path."""
+    form = _path_form(path) or RefForm.PATH
+    return (line, column, text, form, path, start, end, symbol, None, None, None, False,
+            in_code_block, style)  # fmt: skip
 
 
 _DIAGRAM_CHARACTERS = re.compile(r"[\u2500-\u257f\u2190-\u21ff\u25b2\u25ba\u25bc\u25c4]")
@@ -803,23 +805,9 @@ def _table_records(
         start = int(match["start"])
         end = int(match["end"]) if match["end"] else start
         consumed.add(layout.position(path_offset))
+        symbol = _cell_symbol(layout, body, match.end(), line_start, line_end, len(cells) + 1)
         records.append(
-            (
-                line,
-                column,
-                text[number_start:finish],
-                _path_form(path) or RefForm.PATH,
-                path,
-                start,
-                end,
-                _cell_symbol(layout, body, match.end(), line_start, line_end, len(cells) + 1),
-                None,
-                None,
-                None,
-                False,
-                False,
-                "table",
-            )
+            _apart(line, column, text[number_start:finish], path, start, end, symbol, "table")
         )
     return records
 
@@ -904,24 +892,8 @@ def _phrase_records(
         if (line, column) in taken:
             continue
         consumed.add(layout.position(path_offset))
-        records.append(
-            (
-                line,
-                column,
-                text[begin:finish],
-                _path_form(path) or RefForm.PATH,
-                path,
-                start,
-                end,
-                _symbol_between(between),
-                None,
-                None,
-                None,
-                False,
-                False,
-                "phrase",
-            )
-        )
+        symbol = _symbol_between(between)
+        records.append(_apart(line, column, text[begin:finish], path, start, end, symbol, "phrase"))
     return records
 
 

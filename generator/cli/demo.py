@@ -21,13 +21,6 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "build", help="replay demo/upstreams/* into git repositories with fixed SHAs"
     )
     build.add_argument(
-        "--source",
-        type=Path,
-        default=Path("demo"),
-        metavar="DIR",
-        help="demo directory (default: demo)",
-    )
-    build.add_argument(
         "--dest",
         type=Path,
         default=Path(".cache/demo"),
@@ -49,7 +42,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "the spec and learning paths the recording names, dated as it says. Needs the demo "
         "upstreams (make demo-upstreams). Refuses to replace a page without --force.",
     )
-    for parser in (record, pages):
+    for parser in (build, record, pages):
         parser.add_argument(
             "--source",
             type=Path,

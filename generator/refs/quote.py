@@ -79,16 +79,24 @@ _KEYWORDS = frozenset(
 )
 
 
-def could_be_strong(text: str) -> bool:
-    """Whether a quote (its text) has the two lines of code a strong quote needs at the least:
-    a cheap look before anything else, since most one-line quotes are weak, never reported."""
+def could_be_strong(text: str, start: int = 0, end: int | None = None) -> bool:
+    """Whether a quote (its text, or ``text[start:end]``) has the two lines of code a strong
+    quote needs at the least: a cheap look before anything else, since most one-line quotes are
+    weak, never reported. Reads lines only until it knows, without copying the text."""
+    stop = len(text) if end is None else end
     count = 0
-    for line in text.split("\n"):
-        stripped = line.strip()
+    position = start
+    while position <= stop:
+        newline = text.find("\n", position, stop)
+        line_end = stop if newline == -1 else newline
+        stripped = text[position:line_end].strip()
         if stripped and stripped not in ("...", "…") and not stripped.startswith(("#", "//")):
             count += 1
             if count >= 2:
                 return True
+        if newline == -1:
+            break
+        position = newline + 1
     return False
 
 

@@ -162,9 +162,7 @@ def _quotes(
     if not weak:  # a block without two lines of code holds no quote worth carrying
         text = layout.text
         fences = [
-            fence
-            for fence in fences
-            if fence.unterminated or could_be_strong(text[fence.body[0] : fence.body[1]])
+            fence for fence in fences if fence.unterminated or could_be_strong(text, *fence.body)
         ]
 
     inside = sorted((records[i][0], i) for i in ranged if records[i][12])

@@ -78,6 +78,16 @@ CHECKS: dict[str, Check] = {
         ),
         Check("frontmatter-invalid", _E, "the frontmatter is not a valid YAML mapping"),
         Check("page-encoding", _E, "the page is not valid UTF-8"),
+        Check(
+            "page-unreadable",
+            _E,
+            "the page cannot be read: a special file, a broken link, too large, or refused",
+        ),
+        Check(
+            "page-outside-docs",
+            _E,
+            "the page is a symbolic link leading out of the docs directory (not read)",
+        ),
         # Governance (generator/specs.py): LeanSpec fields of specs and pages; active when the
         # knowledge base has .lean-spec/ or specs/.
         Check("field-missing", _E, "a required lifecycle field (status, created) is missing"),

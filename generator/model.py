@@ -7,6 +7,7 @@ Small, typed, mostly frozen dataclasses: the collector produces `Page`s, the ext
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -176,6 +177,19 @@ class Fix(NamedTuple):
     path: str
     start: int
     end: int
+
+
+_UNPRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print as part of one line of a terminal or a CI log: control characters
+    (line breaks, escape sequences, bells) and bidirectional overrides, which a page may hold,
+    shown as escapes (``\\n``, ``\\x1b``, ``\\u202e``) so they cannot start a line that a
+    CI runner reads as a command, recolour or clear the terminal, or reorder what is shown."""
+    if _UNPRINTABLE.search(text) is None:
+        return text
+    return _UNPRINTABLE.sub(lambda match: match.group().encode("unicode_escape").decode(), text)
 
 
 @dataclass(slots=True)

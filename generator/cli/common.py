@@ -13,6 +13,8 @@ from generator.upstream.manifest import MANIFEST_NAME, ConfigError, Manifest, fi
 from generator.upstream.manifest import load_manifest as _load_manifest
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_INTERNAL = 3
+"""A bug: the command failed on something no input should cause (see `cli.main`)."""
 EXIT_FAILED = EXIT_FINDINGS
 """A command that talks to GitHub exits 1 when GitHub fails, as a check exits 1 on findings."""
 

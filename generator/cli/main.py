@@ -1,7 +1,8 @@
 """The command line's entry points: one parser over every command group, and the dispatch.
 
 Exit status: 0 all is well, 1 findings with errors (or warnings under ``--strict``), 2 usage or
-configuration problems.
+configuration problems, 3 an internal error (a bug: no input should cause one), 130 interrupted,
+141 the reader of the output went away.
 """
 
 from __future__ import annotations
@@ -10,11 +11,15 @@ import argparse
 import logging
 import os
 import sys
+import tempfile
+import traceback
 from collections.abc import Sequence
 
 from generator import __version__
 from generator.cli import demo, generate, ingest, pin, specs, sync, upstreams, verify
-from generator.cli.common import EXIT_USAGE, Parser
+from generator.cli.common import EXIT_INTERNAL, EXIT_USAGE, Parser
+from generator.github.client import TOKEN_VARIABLES
+from generator.model import printable
 from generator.upstream.manifest import ConfigError
 
 HANDLERS = {
@@ -78,3 +83,34 @@ def _dispatch(args: argparse.Namespace) -> int:
         # again when it flushes stdout at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except Exception as error:
+        return _internal_error(error)
+
+
+def _internal_error(error: Exception) -> int:
+    """Say that the command failed on a bug, keep the traceback in a file for the report, and
+    exit with `EXIT_INTERNAL`: a distinct status, so that a script tells a crash from findings."""
+    details = "".join(traceback.format_exception(error))
+    for variable in TOKEN_VARIABLES:  # a traceback may quote a request or its headers
+        secret = os.environ.get(variable)
+        if secret:
+            details = details.replace(secret, f"<{variable}>")
+    where = None
+    try:
+        descriptor, name = tempfile.mkstemp(prefix="kb-generator-crash-", suffix=".txt")
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(f"kb-generator {__version__}\ncommand: {printable(' '.join(sys.argv))}\n\n")
+            file.write(details)
+        where = name
+    except OSError:
+        pass
+    logging.getLogger(__name__).debug("%s", details)
+    print(
+        f"internal error: {type(error).__name__}: {printable(str(error))[:300]}\n"
+        "This is a bug in kb-generator, not a problem with your input. Please report it to "
+        "the kb-generator issue tracker with the command you ran"
+        + (f" and the traceback kept in {where}" if where else " and its output with -vv")
+        + ".",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL

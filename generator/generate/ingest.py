@@ -43,7 +43,7 @@ from generator.generate.review import changed_lines, item_problems
 from generator.generate.review import findings as review_items
 from generator.generate.source import Placement
 from generator.kb.diagrams import diagram_findings
-from generator.kb.pages import Page, parse_page, render_page
+from generator.kb.pages import Page, load_page, parse_page, render_page
 from generator.kb.paths import LEVELS, build_curriculum, deep_dives_of, first_heading, load_pages
 from generator.kb.scaffold import kebab
 from generator.kb.sections import (
@@ -254,12 +254,17 @@ class Ingester:
             raise IngestError(f"{source}: no such file")
         if not source.is_file():
             raise IngestError(f"{source}: not a file")
-        page = parse_page(source.read_bytes(), source, str(source), source.name)
+        page = load_page(source, str(source), source.name)
         if page.text is None:
             problem = page.problems[0]
+            hint = (
+                " (convert it to UTF-8 first, e.g. iconv -f GB18030 -t UTF-8)"
+                if problem.check == "page-encoding"
+                else ""
+            )
             raise IngestError(
                 f"{source}:{problem.line}:{problem.column}: {problem.message}; nothing was "
-                "written (convert it to UTF-8 first, e.g. iconv -f GB18030 -t UTF-8)"
+                f"written{hint}"
             )
         invalid = [p for p in page.problems if p.check == "frontmatter-invalid"]
         if invalid:

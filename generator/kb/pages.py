@@ -9,8 +9,11 @@ unknown keys, their order and their comments.
 
 from __future__ import annotations
 
+import errno
 import io
+import os
 import re
+import stat
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,15 +108,225 @@ def problem_findings(page: Page) -> list[Finding]:
     ]
 
 
+MAX_YAML_DEPTH = 64
+"""Deepest nesting of lists and mappings read: frontmatter needs a few levels, and libyaml's
+composer recurses in C (a deep enough document crashes the process, not just the parse)."""
+MAX_YAML_VALUES = 10_000
+"""Most values a document may stand for once its aliases are expanded: a few hundred bytes of
+aliases of aliases ("billion laughs") otherwise stand for gigabytes when written out."""
+
+
+class YAMLLimitError(yaml.YAMLError):
+    """A document beyond `MAX_YAML_DEPTH` or `MAX_YAML_VALUES`, or with an alias to itself."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.problem_mark = None
+
+
 def load_yaml(text: str) -> Any:
-    """Parse YAML safely, refusing duplicate keys. Raises `yaml.YAMLError`."""
-    return yaml.load(text, Loader=_UniqueKeyLoader)
+    """Parse YAML safely, refusing duplicate keys, and documents too deep or too large once
+    their aliases are expanded (`YAMLLimitError`). Raises `yaml.YAMLError`, or `ValueError` for
+    a value its tag cannot build (``!!map [1]``, ``created: 2025-13-01``)."""
+    _check_depth(text)
+    loader = _UniqueKeyLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node)
+        return loader.construct_document(node)
+    except (TypeError, AttributeError, KeyError, IndexError, OverflowError) as error:
+        # The constructors of the standard tags assume the node they get has the shape the tag
+        # names; a tag on the wrong kind of node (`!!map [1]`) fails inside them.
+        raise ValueError("a value does not have the form its YAML tag names") from error
+    finally:
+        loader.dispose()
+
+
+def _check_depth(text: str) -> None:
+    """Refuse nesting deeper than `MAX_YAML_DEPTH`, reading the event stream (which libyaml
+    produces without recursion) before anything is composed."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_UniqueKeyLoader):
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise YAMLLimitError(f"nested more than {MAX_YAML_DEPTH} levels deep")
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            depth -= 1
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Refuse a document standing for more than `MAX_YAML_VALUES` values with its aliases
+    expanded, or holding an alias to a node it is inside of (a value containing itself)."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if sizes[key] > MAX_YAML_VALUES:
+                raise YAMLLimitError(
+                    f"stands for more than {MAX_YAML_VALUES} values once its aliases are expanded"
+                )
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise YAMLLimitError("an alias refers to a value that contains it")
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+MAX_PAGE_BYTES = 16 * 1024 * 1024
+"""Largest page read: a page is text a person reads; anything larger is not one (a log, a dump,
+a device), and reading it whole would only cost memory."""
+
+
+class PageUnreadable(Exception):
+    """A page that cannot be read as a file of text (see `read_page_bytes`)."""
+
+    def __init__(self, problem: PageProblem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+def read_page_bytes(source: Path, docs_root: Path | None = None) -> bytes:
+    """The bytes of the page at ``source``, at most `MAX_PAGE_BYTES`.
+
+    Raises `PageUnreadable` (never waits, never reads without end) for what is not a regular
+    file (a FIFO, a device, a socket, a directory), a symbolic link that is broken, loops, or,
+    for a page inside ``docs_root``, leads out of it (its target would be published as a page),
+    a file over the size limit, or one the system refuses to read.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        if source.is_symlink():
+            _check_link(source, docs_root)
+        descriptor = os.open(source, flags)
+    except OSError as error:
+        raise PageUnreadable(_unreadable(source, error)) from error
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            raise PageUnreadable(
+                PageProblem(
+                    "page-unreadable",
+                    1,
+                    1,
+                    f"is {_file_kind(status.st_mode)}, not a file of text; it was not read",
+                    "remove it from the docs directory",
+                )
+            )
+        if status.st_size > MAX_PAGE_BYTES:
+            raise PageUnreadable(_too_large(status.st_size))
+        chunks = []
+        size = 0
+        while size <= MAX_PAGE_BYTES:
+            chunk = os.read(descriptor, min(1 << 20, MAX_PAGE_BYTES + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > MAX_PAGE_BYTES:  # it grew while being read
+            raise PageUnreadable(_too_large(size))
+        return b"".join(chunks)
+    except OSError as error:
+        raise PageUnreadable(_unreadable(source, error)) from error
+    finally:
+        os.close(descriptor)
+
+
+def _check_link(source: Path, docs_root: Path | None) -> None:
+    """Raise `PageUnreadable` for a symbolic link page in ``docs_root`` leading out of it."""
+    if docs_root is None:
+        return
+    root = os.path.realpath(docs_root)
+    if not _within(os.path.realpath(source.parent), root):
+        return  # a page given from elsewhere: not one the site publishes
+    target = os.path.realpath(source)
+    if not _within(target, root):
+        raise PageUnreadable(
+            PageProblem(
+                "page-outside-docs",
+                1,
+                1,
+                f"is a symbolic link to {target}, outside the docs directory; it was not read "
+                "(it would be published as a page)",
+                "copy the page into the docs directory, or remove the link",
+            )
+        )
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _unreadable(source: Path, error: OSError) -> PageProblem:
+    reason = error.strerror or str(error)
+    if error.errno == errno.ELOOP:
+        reason = "a symbolic link that loops"
+    elif error.errno == errno.ENOENT and source.is_symlink():
+        reason = f"a symbolic link to {source.readlink()}, which does not exist"
+    return PageProblem(
+        "page-unreadable", 1, 1, f"cannot be read: {reason}", "fix or remove the file"
+    )
+
+
+def _too_large(size: int) -> PageProblem:
+    return PageProblem(
+        "page-unreadable",
+        1,
+        1,
+        f"is {size:,} bytes, over the {MAX_PAGE_BYTES // (1024 * 1024)} MiB a page may have; "
+        "it was not read",
+        "split the page, or keep large files out of the docs directory",
+    )
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a special file"
+
+
+def unreadable_page(source: Path, display: str, rel: str, problem: PageProblem) -> Page:
+    """A page that could not be read: no text, and the problem as its finding."""
+    return Page(source, display, rel, b"", None, problems=[problem])
+
+
+def load_page(source: Path, display: str, rel: str, docs_root: Path | None = None) -> Page:
+    """Read (`read_page_bytes`) and parse a page; never raises for what the file is or holds."""
+    try:
+        raw = read_page_bytes(source, docs_root)
+    except PageUnreadable as unreadable:
+        return unreadable_page(source, display, rel, unreadable.problem)
+    return parse_page(raw, source, display, rel)
 
 
 def read_page(source: Path, display: str | None = None, rel: str | None = None) -> Page:
     """Read a page; content problems are recorded on the page, not raised."""
-    raw = source.read_bytes()
-    return parse_page(raw, source, display or str(source), rel or source.name)
+    return load_page(source, display or str(source), rel or source.name)
 
 
 def parse_page(raw: bytes, source: Path, display: str, rel: str) -> Page:

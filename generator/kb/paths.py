@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.kb.pages import Page, parse_page
+from generator.kb.pages import Page, load_page
 from generator.model import Finding, Severity
 
 LEVELS: tuple[str, ...] = ("beginner", "intermediate", "advanced", "expert")
@@ -244,7 +244,7 @@ def load_pages(
                 pages.append(reuse[rel])
                 continue
             display = f"{prefix.rstrip('/')}/{rel}" if prefix not in ("", ".") else rel
-            pages.append(parse_page(source.read_bytes(), source, display, rel))
+            pages.append(load_page(source, display, rel, docs_root))
     pages.sort(key=lambda page: page.rel)
     return pages
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.kb.diagrams import diagram_findings
-from generator.kb.pages import Page, parse_page, problem_findings
+from generator.kb.pages import Page, load_page, problem_findings
 from generator.kb.paths import (
     Curriculum,
     as_list,
@@ -252,7 +252,7 @@ def load_specs(config: LeanSpecConfig) -> list[Spec]:
         if not main.is_file():
             continue
         display = _display(main, config.root)
-        page = parse_page(main.read_bytes(), main, display, f"{folder.name}/{main.name}")
+        page = load_page(main, display, f"{folder.name}/{main.name}")
         match = re.match(r"^(\d+)-(.*)$", folder.name)
         number = int(match.group(1)) if match else None
         name = match.group(2) if match else folder.name

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import posixpath
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +17,18 @@ from generator.checks import severity_of
 from generator.model import Finding, Link
 
 _INDEX_NAMES = ("index.md", "README.md")
+
+
+def _kind(path: Path) -> str:
+    """``directory``, ``file`` or ``missing``: a name the system refuses (too long, a NUL byte,
+    a link that loops) names nothing, as a name that is not there."""
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):
+        return "missing"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    return "file" if stat.S_ISREG(mode) else "missing"
 
 
 class LinkChecker:
@@ -36,8 +49,8 @@ class LinkChecker:
             joined = posixpath.join(posixpath.dirname(page_rel), link.target_path)
         target = posixpath.normpath(joined)
         if target == ".." or target.startswith("../"):
-            outside = (page_source.parent / link.target_path).resolve()
-            if outside.exists():
+            outside = page_source.parent / link.target_path
+            if _kind(outside) != "missing":
                 return [
                     self._finding(
                         link,
@@ -75,11 +88,12 @@ class LinkChecker:
         known = self._targets.get(target)
         if known is None:
             path = self.docs_root / target
-            if path.is_dir():
-                index = next((name for name in _INDEX_NAMES if (path / name).is_file()), None)
+            kind = _kind(path)
+            if kind == "directory":
+                index = next((name for name in _INDEX_NAMES if _kind(path / name) == "file"), None)
                 known = ("directory", index)
             else:
-                known = ("file" if path.is_file() else "missing", None)
+                known = (kind, None)
             self._targets[target] = known
         return known
 
@@ -104,9 +118,12 @@ class LinkChecker:
 
     def _closest(self, target: str) -> str | None:
         directory = self.docs_root / posixpath.dirname(target)
-        if not directory.is_dir():
+        if _kind(directory) != "directory":
             return None
-        names = sorted(entry.name for entry in directory.iterdir())
+        try:
+            names = sorted(entry.name for entry in directory.iterdir())
+        except OSError:
+            return None
         close = difflib.get_close_matches(posixpath.basename(target), names, n=1, cutoff=0.6)
         return f"did you mean '{close[0]}'?" if close else None
 

@@ -50,7 +50,7 @@ from mkdocs.utils.templates import TemplateContext
 
 from generator.refs.extract import scan
 from generator.upstream.manifest import ConfigError, Manifest, load_manifest
-from generator.model import Finding, ResolvedRef, Severity
+from generator.model import Finding, ResolvedRef, Severity, printable
 from generator.kb.pages import Page, parse_page
 from generator.kb.paths import Curriculum, build_curriculum
 from generator.site import navigation
@@ -674,11 +674,11 @@ def decorate(markdown: str, rel: str, curriculum: Curriculum) -> str:
 def format_finding(finding: Finding) -> str:
     """One finding as the verifier's text report prints it (`generator.verification.report.format_text`)."""
     text = (
-        f"{finding.page}:{finding.line}:{finding.column}: "
-        f"{finding.severity}[{finding.check}] {finding.message}"
+        f"{printable(finding.page)}:{finding.line}:{finding.column}: "
+        f"{finding.severity}[{finding.check}] {printable(finding.message)}"
     )
     if finding.suggestion:
-        text += f"\n  = help: {finding.suggestion}"
+        text += f"\n  = help: {printable(finding.suggestion)}"
     return text
 
 

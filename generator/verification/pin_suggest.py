@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.kb.pages import parse_page, write_page
+from generator.kb.pages import load_page, write_page
 from generator.model import CodeRef, Evidence
 from generator.refs.extract import scan
 from generator.refs.extract.evidence import collect_evidence
@@ -161,7 +161,7 @@ def _claims(
     by_upstream: dict[str, list[_Claim]] = {}
     pins: dict[str, list[str]] = {}
     for file in files:
-        page = parse_page(file.source.read_bytes(), file.source, file.display, file.rel)
+        page = load_page(file.source, file.display, file.rel, verifier.docs_root)
         if page.text is None:
             continue
         layout = scan(page.text, page.body_start)
@@ -359,7 +359,7 @@ def _write(
     given = {file.source.resolve() for file in files}
     relying = []
     for file in every:
-        page = parse_page(file.source.read_bytes(), file.source, file.display, file.rel)
+        page = load_page(file.source, file.display, file.rel, root)
         if upstream not in page_context(file.display, page.meta, manifest).pins:
             relying.append(file.source.resolve())
     if relying and set(relying) <= given:
@@ -368,7 +368,7 @@ def _write(
         return []
     written = []
     for file in files:
-        page = parse_page(file.source.read_bytes(), file.source, file.display, file.rel)
+        page = load_page(file.source, file.display, file.rel, root)
         if page.text is None or page.meta is None:
             continue
         meta = dict(page.meta)

@@ -36,7 +36,16 @@ import yaml
 
 from generator.checks import CHECKS, severity_of
 from generator.files import shown_path
-from generator.kb.pages import Page, parse_page, problem_findings
+from generator.kb.pages import (
+    Page,
+    PageProblem,
+    PageUnreadable,
+    load_page,
+    parse_page,
+    problem_findings,
+    read_page_bytes,
+    unreadable_page,
+)
 from generator.kb.specs import governance_findings
 from generator.model import CodeRef, Evidence, Finding, Link, RefForm, ResolvedRef, Severity
 from generator.refs.extract import ExtractOptions, MarkdownLayout, extract_links, scan
@@ -310,7 +319,8 @@ def _join_display(given: str, relative: str) -> str:
 
 def _relative_to(path: Path, root: Path) -> str:
     try:
-        return path.resolve().relative_to(root).as_posix()
+        # (realpath: a symbolic link that loops is the reader's finding, not an exception here)
+        return Path(os.path.realpath(path)).relative_to(root).as_posix()
     except ValueError:
         return path.name
 
@@ -407,6 +417,7 @@ class Verifier:
         # With a cache that holds pages: every page's bytes, read before the run, and its entry
         # with the page it restores, for those the cache holds as they are now.
         self._run_data: dict[PageFile, bytes] = {}
+        self._run_unreadable: dict[PageFile, PageProblem] = {}
         self._run_cached: dict[PageFile, tuple[CachedPage, _Parsed]] = {}
         self._target_pool: dict[CachedTarget, CachedTarget] = {}
         # The run's link checker (it knows the run's tree); dropped after the run, as it holds
@@ -459,7 +470,7 @@ class Verifier:
             finally:
                 extracted_pages.close()
                 self._run_files, self._run_parsed, self._links = {}, {}, None
-                self._run_data, self._run_cached = {}, {}
+                self._run_data, self._run_cached, self._run_unreadable = {}, {}, {}
                 self._target_pool = {}
             if self.cache is not None:
                 self.cache.save()
@@ -505,7 +516,11 @@ class Verifier:
         """Read every page and find those the cache holds as they are now."""
         assert self.cache is not None
         for file in files:
-            data = self._run_data[file] = file.source.read_bytes()
+            try:
+                data = self._run_data[file] = read_page_bytes(file.source, self.docs_root)
+            except PageUnreadable as unreadable:
+                self._run_unreadable[file] = unreadable.problem
+                continue
             entry = self.cache.get(page_key(file.display, file.rel, file.source), page_digest(data))
             if entry is None:
                 continue
@@ -520,9 +535,13 @@ class Verifier:
         parsed = self._run_parsed.get(file.rel)
         if parsed is None or parsed.file is not file:
             data = self._run_data.get(file)
-            if data is None:
-                data = file.source.read_bytes()
-            page = parse_page(data, file.source, file.display, file.rel)
+            problem = self._run_unreadable.get(file)
+            if problem is not None:
+                page = unreadable_page(file.source, file.display, file.rel, problem)
+            elif data is None:
+                page = load_page(file.source, file.display, file.rel, self.docs_root)
+            else:
+                page = parse_page(data, file.source, file.display, file.rel)
             parsed = _Parsed(file, page)
             if self._run_files.get(file.rel) is file:
                 self._run_parsed[file.rel] = parsed

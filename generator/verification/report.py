@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from generator.model import Finding, Severity
+from generator.model import Finding, Severity, printable
 from generator.verification.fix import FixResult
 from generator.verification.pipeline import Report
 
@@ -36,13 +36,13 @@ def format_text(report: Report, colour: bool = False) -> str:
     lines = []
     for finding in report.findings:
         severity = str(finding.severity)
-        location = f"{finding.page}:{finding.line}:{finding.column}:"
+        location = f"{printable(finding.page)}:{finding.line}:{finding.column}:"
         if colour:
             severity = f"{_COLOURS[finding.severity]}{severity}{_RESET}"
             location = f"{_BOLD}{location}{_RESET}"
-        lines.append(f"{location} {severity}[{finding.check}] {finding.message}")
+        lines.append(f"{location} {severity}[{finding.check}] {printable(finding.message)}")
         if finding.suggestion:
-            help_text = f"  = help: {finding.suggestion}"
+            help_text = f"  = help: {printable(finding.suggestion)}"
             lines.append(f"{_DIM}{help_text}{_RESET}" if colour else help_text)
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
@@ -182,11 +182,15 @@ def _json_value(value: object) -> str:
 
 
 def _escape_data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A workflow command's message: its lines joined by GitHub's escaped line break, each line
+    `printable` (a line break written as such would end the command, and what follows would be
+    read as another)."""
+    lines = value.replace("\r\n", "\n").split("\n")
+    return "%0A".join(printable(line.replace("%", "%25")) for line in lines)
 
 
 def _escape_property(value: str) -> str:
-    return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
+    return printable(value.replace("%", "%25")).replace(":", "%3A").replace(",", "%2C")
 
 
 def format_github(report: Report) -> str:

@@ -64,6 +64,7 @@ __all__ = [
     "ReviewComment",
     "ServerError",
     "default_cache_dir",
+    "scrub_tokens",
     "terminal_progress",
     "token_from_env",
     "web_url_for",
@@ -530,6 +531,21 @@ def token_from_env(environ: Mapping[str, str] | None = None) -> tuple[str | None
         if value:
             return value, name
     return None, None
+
+
+MIN_SCRUBBED_TOKEN = 8  # shorter values are not real tokens, and hiding them would garble text
+
+
+def scrub_tokens(text: str, environ: Mapping[str, str] | None = None) -> str:
+    """``text`` with the value of every token variable (``GITHUB_TOKEN``, ``GH_TOKEN``) replaced
+    by ``<token hidden>``: for anything written to disk, whatever the text came from (a server
+    echoing the token, a file of the upstream, a description someone pasted it into)."""
+    env = os.environ if environ is None else environ
+    for name in TOKEN_VARIABLES:
+        value = (env.get(name) or "").strip()
+        if len(value) >= MIN_SCRUBBED_TOKEN and value in text:
+            text = text.replace(value, HIDDEN)
+    return text
 
 
 def web_url_for(api_url: str) -> str:

@@ -1030,7 +1030,7 @@ class GitHubClient:
                 answer = self._send(target, headers, limit, what)
             except _DeadlinePassed as exc:
                 raise GitHubTimeout(
-                    f"{what}: no complete answer within {exc.seconds:g} s ({url}), "
+                    f"{what}: no complete answer within {exc.seconds:.1f} s ({url}), "
                     f"{self._deadline_name(budget)}; the server is too slow or stalls, "
                     "try again later",
                     url=url,
@@ -1293,18 +1293,21 @@ class GitHubClient:
         """Seconds to wait when this 403/429 is a rate limit, None when it is not one.
 
         A header that is not a usable number of seconds (``inf``, ``1e400``, a word) counts as
-        no hint: GitHub never sends one, so it is not worth trusting."""
+        no hint, and a limit without a hint waits a minute (GitHub's advice for secondary
+        limits), within the waiting the request and the command may still do."""
         retry_after = _seconds(response.headers.get("retry-after"))
         if retry_after is not None:
             return retry_after
-        if "retry-after" in response.headers:
-            return self._settings.backoff_base
         if response.headers.get("x-ratelimit-remaining") == "0":
             reset = _seconds(response.headers.get("x-ratelimit-reset"))
             if reset is None:
                 return 60.0
             return max(0.0, reset - self._clock()) + 1.0
-        if response.status == 429 or _mentions_rate_limit(response):
+        if (
+            response.status == 429
+            or "retry-after" in response.headers
+            or _mentions_rate_limit(response)
+        ):
             return self._settings.backoff_base * 60  # secondary limit without a hint: a minute
         return None
 

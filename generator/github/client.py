@@ -16,6 +16,7 @@ Everything fetched goes through one request loop that
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -761,6 +762,7 @@ class GitHubClient:
         self.requests_sent = 0  # HTTP requests, every attempt and redirect counted
         self.seconds_spent = 0.0  # waiting for answers (measured) plus sleeping (as asked)
         self.seconds_slept = 0.0
+        self._cached_paths: list[Path] = []  # written by this client, in order
         self._http = httpx.Client(
             headers={"User-Agent": USER_AGENT, "X-GitHub-Api-Version": API_VERSION},
             timeout=timeout,
@@ -819,10 +821,10 @@ class GitHubClient:
     # -- pull requests ------------------------------------------------------------------------
 
     def pull(self, owner: str, repo: str, number: int) -> PullRequest:
-        data = self.get_json(
-            _pulls(owner, repo, number), what=f"pull request {owner}/{repo}#{number}"
-        )
-        return PullRequest.from_json(owner, repo, data, f"pull request {owner}/{repo}#{number}")
+        what = f"pull request {owner}/{repo}#{number}"
+        with self._uncached_if_malformed():
+            data = self.get_json(_pulls(owner, repo, number), what=what)
+            return PullRequest.from_json(owner, repo, data, what)
 
     def pull_files(
         self,
@@ -834,13 +836,15 @@ class GitHubClient:
         total: int | None = None,
     ) -> list[PullFile]:
         """Every changed file, page by page (GitHub stops at 3,000)."""
+        mark = len(self._cached_paths)
         items = self.get_paginated(
             _pulls(owner, repo, number) + "/files",
             what=f"files of {owner}/{repo}#{number}",
             max_items=max_files,
             total=total,
         )
-        return [PullFile.from_json(item, f"files of {owner}/{repo}#{number}") for item in items]
+        with self._uncached_if_malformed(mark):
+            return [PullFile.from_json(item, f"files of {owner}/{repo}#{number}") for item in items]
 
     def pull_diff(self, owner: str, repo: str, number: int) -> str:
         """GitHub's unified diff; raises :class:`DiffTooLarge` when GitHub refuses to make it."""
@@ -867,18 +871,22 @@ class GitHubClient:
         return PullChanges(files, diff, "diff", truncated)
 
     def pull_reviews(self, owner: str, repo: str, number: int) -> list[Review]:
+        mark = len(self._cached_paths)
         items = self.get_paginated(
             _pulls(owner, repo, number) + "/reviews", what=f"reviews of {owner}/{repo}#{number}"
         )
-        return [Review.from_json(item, f"reviews of {owner}/{repo}#{number}") for item in items]
+        with self._uncached_if_malformed(mark):
+            return [Review.from_json(item, f"reviews of {owner}/{repo}#{number}") for item in items]
 
     def pull_review_comments(self, owner: str, repo: str, number: int) -> list[ReviewComment]:
+        mark = len(self._cached_paths)
         items = self.get_paginated(
             _pulls(owner, repo, number) + "/comments",
             what=f"review comments of {owner}/{repo}#{number}",
         )
         what = f"review comments of {owner}/{repo}#{number}"
-        return [ReviewComment.from_json(item, what) for item in items]
+        with self._uncached_if_malformed(mark):
+            return [ReviewComment.from_json(item, what) for item in items]
 
     # -- generic ------------------------------------------------------------------------------
 
@@ -896,7 +904,8 @@ class GitHubClient:
         what: str | None = None,
     ) -> Any:
         url = self.url(path, params)
-        return _parse_json(self._get(url, JSON_MEDIA_TYPE, what or path).body, url)
+        with self._uncached_if_malformed():
+            return _parse_json(self._get(url, JSON_MEDIA_TYPE, what or path).body, url)
 
     def get_text(self, path: str, *, accept: str, what: str | None = None) -> str:
         return self._get(self.url(path), accept, what or path).body
@@ -911,7 +920,9 @@ class GitHubClient:
         total: int | None = None,
     ) -> list[Any]:
         """All items of a list endpoint, following ``Link: rel="next"`` (``per_page=100``)."""
-        return list(self.iter_paginated(path, params, what=what, max_items=max_items, total=total))
+        with self._uncached_if_malformed():
+            pages = self.iter_paginated(path, params, what=what, max_items=max_items, total=total)
+            return list(pages)
 
     def iter_paginated(
         self,
@@ -1370,6 +1381,19 @@ class GitHubClient:
 
     # -- the cache ----------------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def _uncached_if_malformed(self, mark: int | None = None) -> Iterator[None]:
+        """Drop what was cached since ``mark`` (now, by default) if a malformed answer turns up:
+        a broken answer must not be served again from the cache."""
+        start = len(self._cached_paths) if mark is None else mark
+        try:
+            yield
+        except MalformedResponse:
+            for path in self._cached_paths[start:]:
+                path.unlink(missing_ok=True)
+            del self._cached_paths[start:]
+            raise
+
     def _cache_path(self, url: str, accept: str) -> Path | None:
         if self.cache_dir is None:
             return None
@@ -1416,6 +1440,7 @@ class GitHubClient:
             logger.warning("not caching %s: the response contains the token", url)
             return
         atomic_write(path, data.encode("utf-8"))
+        self._cached_paths.append(path)
 
 
 def _pulls(owner: str, repo: str, number: int) -> str:

@@ -122,3 +122,27 @@ def test_the_link_check_would_have_caught_the_old_badge_text(tmp_path: Path) -> 
     page.parent.mkdir(parents=True)
     page.write_text("# Old\n\n> \\[image: cov\\](coverage.html)\n", "utf-8")
     assert any("coverage.html" in problem for problem in fuzz._link_problems(fixture))
+
+
+def test_the_pr_command_keeps_to_its_github_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from generator.cli import main
+    from generator.cli.generate import DEFAULT_GITHUB_DEADLINE
+    from generator.github.client import DEFAULT_COMMAND_DEADLINE
+
+    assert DEFAULT_GITHUB_DEADLINE == DEFAULT_COMMAND_DEADLINE
+    fixture = fuzz.build_fixture(tmp_path)
+    with ReplayServer() as server:
+        fixture.serve(server)
+        server.add(fuzz.PULL, Reply(body=fixture.pull_json(), delay=0.5))
+        monkeypatch.chdir(fixture.root)
+        monkeypatch.setenv("GITHUB_API_URL", server.url)
+        monkeypatch.setenv("GITHUB_TOKEN", fuzz.TOKEN)
+        status = main(["pr", f"{fuzz.OWNER}/{fuzz.REPO}", "7", "--github-deadline", "0.2"])
+        assert len(server.requests) == 1
+    assert status == 1
+    error = capsys.readouterr().err
+    assert "no complete answer within 0.2 s" in error
+    assert "the rest of the 0.2 s this command may spend on GitHub" in error
+    assert not (fixture.root / "docs" / "analysis").exists()

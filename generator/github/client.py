@@ -1141,7 +1141,9 @@ class GitHubClient:
         deadline = started + limit
         outcome: list[Any] = []
         stop = threading.Event()
-        timeout = httpx.Timeout(max(0.001, min(s.timeout, limit)))
+        # A read never outlasts the deadline by much, and the deadline (the join below) is the
+        # one that speaks when it is the nearer: its message names the right limit.
+        timeout = httpx.Timeout(min(s.timeout, limit + 1.0))
 
         def run() -> None:
             try:

@@ -83,6 +83,12 @@ class Seen:
     headers: dict[str, str]
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that gives up (a deadline test) resets its connection: not worth a traceback.
+        logger.debug("replay: connection from %s ended abruptly", client_address, exc_info=True)
+
+
 class ReplayServer:
     """Routes ``path?query`` (and Accept) to replies, used in order; the last one repeats.
 
@@ -156,7 +162,7 @@ class ReplayServer:
             def log_message(self, format: str, *args: Any) -> None:
                 logger.debug("replay: " + format, *args)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.server.block_on_close = False
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"

@@ -13,6 +13,18 @@ from generator.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, load_manifest
 
 DEFAULT_BUDGET = 60_000
 """generator.generate.prompt.DEFAULT_BUDGET, stated here so the help needs no heavy import."""
+DEFAULT_GITHUB_DEADLINE = 600.0
+"""generator.github.client.DEFAULT_COMMAND_DEADLINE, likewise."""
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value < 1e7:  # also refuses inf and nan
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
 
 
 def _positive(text: str) -> int:
@@ -40,6 +52,14 @@ def _add_shared_options(parser: argparse.ArgumentParser, seed: str) -> None:
     parser.add_argument("--manifest", type=Path, metavar="FILE", help="upstream manifest")
     parser.add_argument(
         "--cache-dir", type=Path, metavar="DIR", help="GitHub response cache (.cache/github/)"
+    )
+    parser.add_argument(
+        "--github-deadline",
+        type=_seconds,
+        default=DEFAULT_GITHUB_DEADLINE,
+        metavar="SECONDS",
+        help="the most time the command may spend on GitHub, waits for rate limits included "
+        f"(default: {DEFAULT_GITHUB_DEADLINE:g}); each request has its own, shorter limit",
     )
     parser.add_argument(
         "--prompt",
@@ -189,6 +209,7 @@ def _draft_from_pull(
             cache_dir=args.cache_dir or default_cache_dir(manifest.root),
             offline=args.offline,
             progress=terminal_progress(sys.stderr),
+            command_deadline=args.github_deadline,
         ) as client:
             page = build(client, manifest, owner, repo, args.number, lang=lang)
         target = output if output is not None else manifest.root / page.default_output

@@ -28,7 +28,14 @@ import jinja2
 import yaml
 
 from generator.files import atomic_write
-from generator.github.client import GitHubClient, PullChanges, PullFile, PullRequest, diff_hunks
+from generator.github.client import (
+    GitHubClient,
+    PullChanges,
+    PullFile,
+    PullRequest,
+    diff_hunks,
+    scrub_tokens,
+)
 from generator.github.sanitize import (
     LinkContext,
     code_span,
@@ -826,8 +833,16 @@ def refuse_existing(output: Path, force: bool) -> None:
 
 
 def write_new_file(output: Path, data: bytes, *, force: bool = False) -> Path:
-    """Write ``data`` atomically, refusing to replace an existing file unless ``force``."""
+    """Write ``data`` atomically, refusing to replace an existing file unless ``force``.
+
+    The GitHub token never reaches a page, a pack or an export, wherever it crept into the text
+    from (a server echoing it, a description or a source file that contains it)."""
     refuse_existing(output, force)
+    text = data.decode("utf-8", errors="surrogateescape")
+    scrubbed = scrub_tokens(text)
+    if scrubbed != text:
+        logger.warning("hid the GitHub token, found in what was to be written to %s", output)
+        data = scrubbed.encode("utf-8", errors="surrogateescape")
     atomic_write(output, data)
     logger.info("wrote %s", output)
     return output

@@ -16,12 +16,15 @@ Everything fetched goes through one request loop that
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -36,6 +39,7 @@ from generator.files import atomic_write
 
 __all__ = [
     "DEFAULT_API_URL",
+    "DEFAULT_COMMAND_DEADLINE",
     "DIFF_MEDIA_TYPE",
     "JSON_MEDIA_TYPE",
     "MAX_PR_FILES",
@@ -46,6 +50,8 @@ __all__ = [
     "GitHubError",
     "GitHubHTTPError",
     "GitHubTimeout",
+    "LimitReached",
+    "MalformedResponse",
     "NetworkError",
     "NotFound",
     "NotInCache",
@@ -54,10 +60,12 @@ __all__ = [
     "PullFile",
     "PullRequest",
     "RateLimited",
+    "ResponseTooLarge",
     "Review",
     "ReviewComment",
     "ServerError",
     "default_cache_dir",
+    "scrub_tokens",
     "terminal_progress",
     "token_from_env",
     "web_url_for",
@@ -74,6 +82,12 @@ PER_PAGE = 100
 MAX_PR_FILES = 3000  # GitHub lists at most this many files of a pull request
 TOKEN_VARIABLES = ("GITHUB_TOKEN", "GH_TOKEN")
 CACHE_FORMAT = 1
+DEFAULT_REQUEST_DEADLINE = 120.0  # seconds for one request, retries and waits included
+DEFAULT_COMMAND_DEADLINE = 600.0  # seconds for everything one client (one command) asks
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024  # GitHub's own diffs and pages stay far below this
+ERROR_BODY_BYTES = 64 * 1024  # an error answer is read only for its message
+REDIRECTS = (301, 302, 303, 307, 308)
+HIDDEN = "<token hidden>"
 
 ProgressCallback = Callable[["Progress"], None]
 
@@ -147,6 +161,18 @@ class NotInCache(GitHubError):
     """Offline mode, and the response is not in the cache."""
 
 
+class MalformedResponse(GitHubError):
+    """GitHub (or whatever answered in its place) sent something of the wrong shape or type."""
+
+
+class ResponseTooLarge(GitHubError):
+    """A response body was larger than the client reads (``max_body_bytes``)."""
+
+
+class LimitReached(GitHubError):
+    """A cap on this command's requests, pages, waiting or time was reached."""
+
+
 # --------------------------------------------------------------------------------------------
 # Data
 
@@ -185,30 +211,34 @@ class PullRequest:
     commits: int
 
     @classmethod
-    def from_json(cls, owner: str, repo: str, data: Mapping[str, Any]) -> PullRequest:
-        base = data.get("base") or {}
-        head = data.get("head") or {}
+    def from_json(
+        cls, owner: str, repo: str, data: object, what: str = "pull request"
+    ) -> PullRequest:
+        """Raises :class:`MalformedResponse` when ``data`` is not a pull request's JSON."""
+        f = _Fields(data, what)
+        base, head = f.obj("base"), f.obj("head")
+        merged_at = f.opt_text("merged_at")
         return cls(
             owner=owner,
             repo=repo,
-            number=int(data["number"]),
-            title=str(data.get("title") or ""),
-            body=str(data.get("body") or ""),
-            state=str(data.get("state") or ""),
-            merged=bool(data.get("merged") or data.get("merged_at")),
-            merged_at=data.get("merged_at"),
-            draft=bool(data.get("draft")),
-            author=_login(data.get("user")),
-            created_at=data.get("created_at"),
-            base_ref=str(base.get("ref") or ""),
-            base_sha=str(base.get("sha") or ""),
-            head_ref=str(head.get("ref") or ""),
-            head_sha=str(head.get("sha") or ""),
-            html_url=str(data.get("html_url") or ""),
-            additions=int(data.get("additions") or 0),
-            deletions=int(data.get("deletions") or 0),
-            changed_files=int(data.get("changed_files") or 0),
-            commits=int(data.get("commits") or 0),
+            number=f.number("number", required=True),
+            title=f.text("title"),
+            body=f.text("body"),
+            state=f.text("state"),
+            merged=f.flag("merged") or bool(merged_at),
+            merged_at=merged_at,
+            draft=f.flag("draft"),
+            author=f.login("user"),
+            created_at=f.opt_text("created_at"),
+            base_ref=base.text("ref"),
+            base_sha=base.text("sha"),
+            head_ref=head.text("ref"),
+            head_sha=head.text("sha"),
+            html_url=f.text("html_url"),
+            additions=f.number("additions"),
+            deletions=f.number("deletions"),
+            changed_files=f.number("changed_files"),
+            commits=f.number("commits"),
         )
 
 
@@ -226,16 +256,17 @@ class PullFile:
     sha: str | None = None
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> PullFile:
+    def from_json(cls, data: object, what: str = "a changed file") -> PullFile:
+        f = _Fields(data, what)
         return cls(
-            filename=str(data["filename"]),
-            status=str(data.get("status") or "modified"),
-            additions=int(data.get("additions") or 0),
-            deletions=int(data.get("deletions") or 0),
-            changes=int(data.get("changes") or 0),
-            patch=data.get("patch"),
-            previous_filename=data.get("previous_filename"),
-            sha=data.get("sha"),
+            filename=f.text("filename", required=True),
+            status=f.text("status") or "modified",
+            additions=f.number("additions"),
+            deletions=f.number("deletions"),
+            changes=f.number("changes"),
+            patch=f.opt_text("patch"),
+            previous_filename=f.opt_text("previous_filename"),
+            sha=f.opt_text("sha"),
         )
 
 
@@ -250,15 +281,16 @@ class Review:
     html_url: str
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Review:
+    def from_json(cls, data: object, what: str = "a review") -> Review:
+        f = _Fields(data, what)
         return cls(
-            id=int(data.get("id") or 0),
-            author=_login(data.get("user")),
-            state=str(data.get("state") or ""),
-            body=str(data.get("body") or ""),
-            commit_id=data.get("commit_id"),
-            submitted_at=data.get("submitted_at"),
-            html_url=str(data.get("html_url") or ""),
+            id=f.number("id"),
+            author=f.login("user"),
+            state=f.text("state"),
+            body=f.text("body"),
+            commit_id=f.opt_text("commit_id"),
+            submitted_at=f.opt_text("submitted_at"),
+            html_url=f.text("html_url"),
         )
 
 
@@ -283,23 +315,24 @@ class ReviewComment:
     html_url: str
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ReviewComment:
+    def from_json(cls, data: object, what: str = "a review comment") -> ReviewComment:
+        f = _Fields(data, what)
         return cls(
-            id=int(data.get("id") or 0),
-            author=_login(data.get("user")),
-            body=str(data.get("body") or ""),
-            path=str(data.get("path") or ""),
-            line=data.get("line"),
-            start_line=data.get("start_line"),
-            side=data.get("side"),
-            original_line=data.get("original_line"),
-            commit_id=data.get("commit_id"),
-            original_commit_id=data.get("original_commit_id"),
-            diff_hunk=str(data.get("diff_hunk") or ""),
-            in_reply_to_id=data.get("in_reply_to_id"),
-            review_id=data.get("pull_request_review_id"),
-            created_at=data.get("created_at"),
-            html_url=str(data.get("html_url") or ""),
+            id=f.number("id"),
+            author=f.login("user"),
+            body=f.text("body"),
+            path=f.text("path"),
+            line=f.opt_number("line"),
+            start_line=f.opt_number("start_line"),
+            side=f.opt_text("side"),
+            original_line=f.opt_number("original_line"),
+            commit_id=f.opt_text("commit_id"),
+            original_commit_id=f.opt_text("original_commit_id"),
+            diff_hunk=f.text("diff_hunk"),
+            in_reply_to_id=f.opt_number("in_reply_to_id"),
+            review_id=f.opt_number("pull_request_review_id"),
+            created_at=f.opt_text("created_at"),
+            html_url=f.text("html_url"),
         )
 
 
@@ -323,10 +356,92 @@ class PullChanges:
         return tuple(f.filename for f in self.files if f.patch is None)
 
 
-def _login(user: object) -> str:
-    if isinstance(user, Mapping):
-        return str(user.get("login") or "")
-    return ""
+class _Fields:
+    """Typed access to one JSON object from GitHub: a field of the wrong type is a clear
+    :class:`MalformedResponse` naming it, never a ``TypeError`` from deep inside a page builder.
+    A missing or null field is the type's empty value unless ``required``."""
+
+    def __init__(self, data: object, what: str) -> None:
+        if not isinstance(data, Mapping):
+            raise MalformedResponse(
+                f"{what}: GitHub sent {_json_kind(data)} where a JSON object was expected"
+            )
+        self.data = data
+        self.what = what
+
+    def _wrong(self, key: str, expected: str, value: object) -> MalformedResponse:
+        return MalformedResponse(
+            f"{self.what}: GitHub sent {_json_kind(value)} for field {key!r}, expected {expected}"
+        )
+
+    def _get(self, key: str, required: bool) -> object:
+        value = self.data.get(key)
+        if value is None and required:
+            raise MalformedResponse(f"{self.what}: GitHub's answer has no field {key!r}")
+        return value
+
+    def opt_text(self, key: str) -> str | None:
+        value = self._get(key, False)
+        if value is None or isinstance(value, str):
+            return value
+        raise self._wrong(key, "a string", value)
+
+    def text(self, key: str, *, required: bool = False) -> str:
+        value = self._get(key, required)
+        if value is None:
+            return ""
+        if isinstance(value, str):
+            return value
+        raise self._wrong(key, "a string", value)
+
+    def opt_number(self, key: str) -> int | None:
+        value = self._get(key, False)
+        if value is None:
+            return None
+        # bool is an int to Python, and json reads 1e400 as an infinite float: neither counts.
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            return int(value)
+        raise self._wrong(key, "a whole number", value)
+
+    def number(self, key: str, *, required: bool = False) -> int:
+        value = self.opt_number(key)
+        if value is None:
+            self._get(key, required)
+            return 0
+        return value
+
+    def flag(self, key: str) -> bool:
+        value = self._get(key, False)
+        if value is None or isinstance(value, bool):
+            return bool(value)
+        raise self._wrong(key, "true or false", value)
+
+    def obj(self, key: str) -> _Fields:
+        value = self._get(key, False)
+        if value is not None and not isinstance(value, Mapping):
+            raise self._wrong(key, "an object", value)
+        return _Fields(value or {}, f"{self.what}, field {key!r}")
+
+    def login(self, key: str) -> str:
+        return self.obj(key).text("login")
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__
 
 
 _DIFF_HEADER = re.compile(r"(?m)^diff --git ")
@@ -419,6 +534,21 @@ def token_from_env(environ: Mapping[str, str] | None = None) -> tuple[str | None
     return None, None
 
 
+MIN_SCRUBBED_TOKEN = 8  # shorter values are not real tokens, and hiding them would garble text
+
+
+def scrub_tokens(text: str, environ: Mapping[str, str] | None = None) -> str:
+    """``text`` with the value of every token variable (``GITHUB_TOKEN``, ``GH_TOKEN``) replaced
+    by ``<token hidden>``: for anything written to disk, whatever the text came from (a server
+    echoing the token, a file of the upstream, a description someone pasted it into)."""
+    env = os.environ if environ is None else environ
+    for name in TOKEN_VARIABLES:
+        value = (env.get(name) or "").strip()
+        if len(value) >= MIN_SCRUBBED_TOKEN and value in text:
+            text = text.replace(value, HIDDEN)
+    return text
+
+
 def web_url_for(api_url: str) -> str:
     """The web address that goes with an API base: api.github.com -> github.com, GHE /api/v3 off."""
     parts = urlsplit(api_url.rstrip("/"))
@@ -485,6 +615,38 @@ class _Response:
     from_cache: bool = False
 
 
+@dataclass
+class _Answer:
+    """What one HTTP exchange brought back, the body already capped."""
+
+    status: int
+    reason: str
+    headers: httpx.Headers
+    content: bytes
+    encoding: str | None
+
+    def text(self) -> str:
+        try:
+            return self.content.decode(self.encoding or "utf-8", errors="replace")
+        except LookupError:  # a charset Python does not know
+            return self.content.decode("utf-8", errors="replace")
+
+
+@dataclass
+class _RequestBudget:
+    """What one request has used: it started at ``seconds_spent == started``."""
+
+    started: float
+    waited: float = 0.0
+    command_bound: bool = False  # the command's deadline, not the request's, was the nearer
+
+
+class _DeadlinePassed(Exception):
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no answer within {seconds:g} s")
+        self.seconds = seconds
+
+
 _NEXT_LINK = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
 
 
@@ -513,6 +675,14 @@ class _Settings:
     backoff_base: float
     backoff_max: float
     max_rate_limit_wait: float
+    request_deadline: float
+    command_deadline: float
+    max_request_wait: float
+    max_command_wait: float
+    max_requests: int
+    max_pages: int
+    max_body_bytes: int
+    max_redirects: int
     token_variable: str | None = field(default=None)
 
 
@@ -522,6 +692,15 @@ class GitHubClient:
     ``sleep`` and ``clock`` are injectable (tests pass fakes so nothing waits); ``transport`` is
     httpx's, for tests that replace the network altogether. Use as a context manager or call
     :meth:`close`.
+
+    Whatever the server does, what one client (one command) costs is bounded: ``timeout`` is per
+    read, ``request_deadline`` per request (every attempt, wait and byte of it),
+    ``command_deadline`` for the client's whole life; ``max_request_wait`` and
+    ``max_command_wait`` bound the seconds spent sleeping (rate limits, backoff);
+    ``max_requests`` the HTTP requests sent, ``max_pages`` the pages of one listing,
+    ``max_body_bytes`` what is read of one body and ``max_redirects`` the same-origin redirects
+    followed (a redirect to another origin is refused). Time spent sleeping is counted as the
+    seconds asked of ``sleep``, so a fake ``sleep`` keeps the accounting of a real one.
     """
 
     def __init__(
@@ -537,6 +716,14 @@ class GitHubClient:
         backoff_base: float = 1.0,
         backoff_max: float = 30.0,
         max_rate_limit_wait: float = 60.0,
+        request_deadline: float = DEFAULT_REQUEST_DEADLINE,
+        command_deadline: float = DEFAULT_COMMAND_DEADLINE,
+        max_request_wait: float = 90.0,
+        max_command_wait: float = 180.0,
+        max_requests: int = 300,
+        max_pages: int = 50,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        max_redirects: int = 3,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
         progress: ProgressCallback | None = None,
@@ -558,16 +745,29 @@ class GitHubClient:
             backoff_base=backoff_base,
             backoff_max=backoff_max,
             max_rate_limit_wait=max_rate_limit_wait,
+            request_deadline=request_deadline,
+            command_deadline=command_deadline,
+            max_request_wait=max_request_wait,
+            max_command_wait=max_command_wait,
+            max_requests=max(1, max_requests),
+            max_pages=max(1, max_pages),
+            max_body_bytes=max(1, max_body_bytes),
+            max_redirects=max(0, max_redirects),
             token_variable=token_variable if token else None,
         )
         self._token = _Secret(token) if token else None
         self._sleep = sleep
         self._clock = clock
         self.progress = progress
+        self.requests_sent = 0  # HTTP requests, every attempt and redirect counted
+        self.seconds_spent = 0.0  # waiting for answers (measured) plus sleeping (as asked)
+        self.seconds_slept = 0.0
+        self._cached_paths: list[Path] = []  # written by this client, in order
         self._http = httpx.Client(
             headers={"User-Agent": USER_AGENT, "X-GitHub-Api-Version": API_VERSION},
             timeout=timeout,
-            follow_redirects=True,  # httpx drops Authorization when a redirect changes host
+            # Redirects are followed by hand: only within the API's origin, and only a few.
+            follow_redirects=False,
             transport=transport,
         )
 
@@ -621,10 +821,10 @@ class GitHubClient:
     # -- pull requests ------------------------------------------------------------------------
 
     def pull(self, owner: str, repo: str, number: int) -> PullRequest:
-        data = self.get_json(
-            _pulls(owner, repo, number), what=f"pull request {owner}/{repo}#{number}"
-        )
-        return PullRequest.from_json(owner, repo, data)
+        what = f"pull request {owner}/{repo}#{number}"
+        with self._uncached_if_malformed():
+            data = self.get_json(_pulls(owner, repo, number), what=what)
+            return PullRequest.from_json(owner, repo, data, what)
 
     def pull_files(
         self,
@@ -636,13 +836,15 @@ class GitHubClient:
         total: int | None = None,
     ) -> list[PullFile]:
         """Every changed file, page by page (GitHub stops at 3,000)."""
+        mark = len(self._cached_paths)
         items = self.get_paginated(
             _pulls(owner, repo, number) + "/files",
             what=f"files of {owner}/{repo}#{number}",
             max_items=max_files,
             total=total,
         )
-        return [PullFile.from_json(item) for item in items]
+        with self._uncached_if_malformed(mark):
+            return [PullFile.from_json(item, f"files of {owner}/{repo}#{number}") for item in items]
 
     def pull_diff(self, owner: str, repo: str, number: int) -> str:
         """GitHub's unified diff; raises :class:`DiffTooLarge` when GitHub refuses to make it."""
@@ -662,23 +864,29 @@ class GitHubClient:
         truncated = len(files) < total if total is not None else len(files) >= MAX_PR_FILES
         try:
             diff = self.pull_diff(owner, repo, number)
-        except DiffTooLarge as exc:
+        except (DiffTooLarge, ResponseTooLarge) as exc:
+            # Too large for GitHub or for this client: the files' patches are read page by page.
             logger.info("%s; rebuilding it from %d files' patches", exc, len(files))
             return PullChanges(files, diff_from_files(files), "files", truncated)
         return PullChanges(files, diff, "diff", truncated)
 
     def pull_reviews(self, owner: str, repo: str, number: int) -> list[Review]:
+        mark = len(self._cached_paths)
         items = self.get_paginated(
             _pulls(owner, repo, number) + "/reviews", what=f"reviews of {owner}/{repo}#{number}"
         )
-        return [Review.from_json(item) for item in items]
+        with self._uncached_if_malformed(mark):
+            return [Review.from_json(item, f"reviews of {owner}/{repo}#{number}") for item in items]
 
     def pull_review_comments(self, owner: str, repo: str, number: int) -> list[ReviewComment]:
+        mark = len(self._cached_paths)
         items = self.get_paginated(
             _pulls(owner, repo, number) + "/comments",
             what=f"review comments of {owner}/{repo}#{number}",
         )
-        return [ReviewComment.from_json(item) for item in items]
+        what = f"review comments of {owner}/{repo}#{number}"
+        with self._uncached_if_malformed(mark):
+            return [ReviewComment.from_json(item, what) for item in items]
 
     # -- generic ------------------------------------------------------------------------------
 
@@ -696,7 +904,8 @@ class GitHubClient:
         what: str | None = None,
     ) -> Any:
         url = self.url(path, params)
-        return _parse_json(self._get(url, JSON_MEDIA_TYPE, what or path).body, url)
+        with self._uncached_if_malformed():
+            return _parse_json(self._get(url, JSON_MEDIA_TYPE, what or path).body, url)
 
     def get_text(self, path: str, *, accept: str, what: str | None = None) -> str:
         return self._get(self.url(path), accept, what or path).body
@@ -711,7 +920,9 @@ class GitHubClient:
         total: int | None = None,
     ) -> list[Any]:
         """All items of a list endpoint, following ``Link: rel="next"`` (``per_page=100``)."""
-        return list(self.iter_paginated(path, params, what=what, max_items=max_items, total=total))
+        with self._uncached_if_malformed():
+            pages = self.iter_paginated(path, params, what=what, max_items=max_items, total=total)
+            return list(pages)
 
     def iter_paginated(
         self,
@@ -722,20 +933,33 @@ class GitHubClient:
         max_items: int = 100_000,
         total: int | None = None,
     ) -> Iterator[Any]:
+        """Items of a list endpoint, following ``Link: rel="next"`` (``per_page=100``).
+
+        Stops quietly after ``max_items`` (the caller's own cap) or when a next link loops back;
+        raises :class:`LimitReached` when GitHub still offers a next page after ``max_pages``.
+        """
         label = what or path
         url: str | None = self.url(path, {**(params or {}), "per_page": PER_PAGE})
-        max_pages = max(1, -(-max_items // PER_PAGE))
+        max_pages = self._settings.max_pages
         seen: set[str] = set()
         count = 0
-        for page in range(1, max_pages + 1):
-            if url is None:
-                return
+        page = 0
+        while url is not None:
+            if page >= max_pages:
+                raise LimitReached(
+                    f"{label}: GitHub still offers a next page after {max_pages} pages "
+                    f"({count:,} items); stopped there, since no pull request needs more (the "
+                    f"cap on pages per listing)",
+                    url=url,
+                )
+            page += 1
             seen.add(url)
             response = self._get(url, JSON_MEDIA_TYPE, label)
             items = _parse_json(response.body, url)
             if not isinstance(items, list):
-                raise GitHubError(
-                    f"{label}: expected a list from {url}, got {type(items).__name__}"
+                raise MalformedResponse(
+                    f"{label}: GitHub sent {_json_kind(items)} where a list was expected ({url})",
+                    url=url,
                 )
             for item in items:
                 if count >= max_items:
@@ -744,6 +968,8 @@ class GitHubClient:
                 yield item
             if self.progress is not None:
                 self.progress(Progress(label, page, count, total))
+            if count >= max_items:
+                return
             url = _next_link(response.link)
             if url is not None:
                 if not self._same_origin(url):
@@ -751,8 +977,6 @@ class GitHubClient:
                 if url in seen:
                     logger.warning("%s: next-page link loops back to %s; stopping", label, url)
                     return
-        if url is not None:
-            logger.warning("%s: stopped after %d pages (%d items)", label, max_pages, count)
 
     # -- the request loop ---------------------------------------------------------------------
 
@@ -763,13 +987,20 @@ class GitHubClient:
             return False
         return (a.scheme, a.netloc) == (b.scheme, b.netloc)
 
+    def scrub(self, text: str) -> str:
+        """``text`` with the token (if any) replaced by ``<token hidden>``."""
+        if self._token is not None and self._token.reveal() in text:
+            return text.replace(self._token.reveal(), HIDDEN)
+        return text
+
     def _get(self, url: str, accept: str, what: str) -> _Response:
         try:
             return self._fetch(url, accept, what)
         except GitHubError as exc:
-            if self._token is not None and self._token.reveal() in exc.message:
-                exc.message = exc.message.replace(self._token.reveal(), "<token hidden>")
-                exc.args = (exc.message,)
+            # The message may quote what the server said, and a server may echo the token.
+            exc.message = self.scrub(exc.message)
+            exc.args = (exc.message,)
+            exc.url = self.scrub(exc.url) if exc.url else exc.url
             raise
 
     def _fetch(self, url: str, accept: str, what: str) -> _Response:
@@ -797,49 +1028,77 @@ class GitHubClient:
 
         s = self._settings
         attempts = s.max_retries + 1
+        budget = _RequestBudget(started=self.seconds_spent)
+        target = url
+        redirects = 0
+        attempt = 0
         last_problem = ""
-        for attempt in range(attempts):
+        while attempt < attempts:
             final = attempt == attempts - 1
-            logger.debug("GET %s (Accept: %s, attempt %d)", url, accept, attempt + 1)
+            limit = self._time_left(budget, what, url)
+            logger.debug("GET %s (Accept: %s, attempt %d)", target, accept, attempt + 1)
             try:
-                response = self._http.get(url, headers=headers)
+                answer = self._send(target, headers, limit, what)
+            except _DeadlinePassed as exc:
+                raise GitHubTimeout(
+                    f"{what}: no complete answer within {exc.seconds:.1f} s ({url}), "
+                    f"{self._deadline_name(budget)}; the server is too slow or stalls, "
+                    "try again later",
+                    url=url,
+                ) from None
             except httpx.TimeoutException as exc:
                 last_problem = f"timed out after {s.timeout:g} s"
-                if final:
+                if final or not self._may_wait(self._delay(attempt), budget):
                     raise GitHubTimeout(
                         f"{what}: GitHub did not answer within {s.timeout:g} s, "
-                        f"{attempts} times ({url}); try again later or raise the timeout",
+                        f"{attempt + 1} times ({url}); try again later or raise the timeout",
                         url=url,
                     ) from exc
-                self._backoff(attempt, url, last_problem)
+                self._backoff(attempt, budget, url, last_problem)
+                attempt += 1
                 continue
             except httpx.TransportError as exc:
-                last_problem = _describe_transport_error(exc)
-                if final:
+                last_problem = self.scrub(_describe_transport_error(exc))
+                if final or not self._may_wait(self._delay(attempt), budget):
                     raise NetworkError(
                         f"{what}: cannot reach {s.api_url}: {last_problem}; check the network "
                         "connection and GITHUB_API_URL, or use --offline with a filled cache",
                         url=url,
                     ) from exc
-                self._backoff(attempt, url, last_problem)
+                self._backoff(attempt, budget, url, last_problem)
+                attempt += 1
                 continue
+            except httpx.HTTPError as exc:  # such as a body that does not decompress
+                raise MalformedResponse(
+                    f"{what}: GitHub's answer could not be read ({type(exc).__name__}: "
+                    f"{self.scrub(str(exc))[:200]}) at {url}",
+                    url=url,
+                ) from None
 
-            status = response.status_code
+            status = answer.status
+            if status in REDIRECTS:
+                target = self._redirect(answer, target, what, redirects)
+                redirects += 1
+                continue
             if status == 304 and cached is not None:
                 logger.debug("304 not modified: %s", url)
                 return _Response(cached.body, cached.link, from_cache=True)
             if 200 <= status < 300:
-                body = response.text
-                link = response.headers.get("link")
-                self._cache_write(url, accept, response, body, link)
+                body, link = self.scrub(answer.text()), answer.headers.get("link")
+                if link is not None:
+                    link = self.scrub(link)
+                if body != answer.text():
+                    logger.warning("not caching %s: the response contains the token", url)
+                else:
+                    self._cache_write(url, accept, answer.headers, body, link)
                 return _Response(body, link)
             if status in (403, 429):
-                wait = self._rate_limit_wait(response)
+                wait = self._rate_limit_wait(answer)
                 if wait is not None:
-                    reset_at = self._reset_at(response)
-                    if wait > s.max_rate_limit_wait or final:
+                    reset_at = self._reset_at(answer)
+                    if wait > s.max_rate_limit_wait or final or not self._may_wait(wait, budget):
                         raise RateLimited(
-                            self._rate_limit_message(what, url, reset_at, wait),
+                            self._rate_limit_message(what, url, reset_at, wait, attempt + 1),
                             url=url,
                             status=status,
                             reset_at=reset_at,
@@ -847,75 +1106,250 @@ class GitHubClient:
                     logger.warning(
                         "GitHub rate limit reached; waiting %.0f s before retrying %s", wait, url
                     )
-                    self._sleep(wait)
+                    self._wait(wait, budget)
+                    attempt += 1
                     continue
             if status >= 500:
                 last_problem = f"HTTP {status}"
-                if final:
+                if final or not self._may_wait(self._delay(attempt), budget):
                     raise ServerError(
-                        f"{what}: GitHub answered {status} {response.reason_phrase} "
-                        f"{attempts} times ({url}); try again later",
+                        f"{what}: GitHub answered {status} {answer.reason} "
+                        f"{attempt + 1} times ({url}); try again later",
                         url=url,
                         status=status,
                     )
-                self._backoff(attempt, url, last_problem)
+                self._backoff(attempt, budget, url, last_problem)
+                attempt += 1
                 continue
-            raise self._client_error(response, url, what)
+            raise self._client_error(answer, url, what)
         raise GitHubError(f"{what}: gave up after {attempts} attempts ({last_problem})", url=url)
 
-    def _backoff(self, attempt: int, url: str, problem: str) -> None:
+    def _send(self, url: str, headers: Mapping[str, str], limit: float, what: str) -> _Answer:
+        """One HTTP request, its body streamed and capped, on a worker thread so that the whole
+        exchange (a server trickling headers or body a byte at a time included) ends within
+        ``limit`` seconds; raises :class:`_DeadlinePassed` when it does not."""
         s = self._settings
-        delay = min(s.backoff_max, s.backoff_base * (2**attempt))
-        logger.warning("%s: %s; retrying in %.1f s", url, problem, delay)
-        self._sleep(delay)
+        if self.requests_sent >= s.max_requests:
+            raise LimitReached(
+                f"{what}: this command already sent {s.max_requests} requests to GitHub, the "
+                f"cap per command ({url}); something keeps asking for more, such as an endless "
+                "listing",
+                url=url,
+            )
+        self.requests_sent += 1
+        started = time.monotonic()
+        deadline = started + limit
+        outcome: list[Any] = []
+        stop = threading.Event()
+        # A read never outlasts the deadline by much, and the deadline (the join below) is the
+        # one that speaks when it is the nearer: its message names the right limit.
+        timeout = httpx.Timeout(min(s.timeout, limit + 1.0))
 
-    def _rate_limit_wait(self, response: httpx.Response) -> float | None:
-        """Seconds to wait when this 403/429 is a rate limit, None when it is not one."""
-        retry_after = response.headers.get("retry-after")
+        def run() -> None:
+            try:
+                outcome.append(self._exchange(url, headers, timeout, deadline, stop, what))
+            except BaseException as exc:  # handed to the waiting thread, which raises it
+                outcome.append(exc)
+
+        worker = threading.Thread(target=run, name="github-request", daemon=True)
+        worker.start()
+        worker.join(limit)
+        self.seconds_spent += time.monotonic() - started
+        if not outcome:
+            # The worker stops at its next chunk or read timeout; nobody waits for it.
+            stop.set()
+            raise _DeadlinePassed(limit)
+        result = outcome[0]
+        if isinstance(result, _DeadlinePassed):
+            raise _DeadlinePassed(limit)
+        if isinstance(result, BaseException):
+            raise result
+        assert isinstance(result, _Answer)
+        return result
+
+    def _exchange(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        timeout: httpx.Timeout,
+        deadline: float,
+        stop: threading.Event,
+        what: str,
+    ) -> _Answer:
+        s = self._settings
+        with self._http.stream("GET", url, headers=dict(headers), timeout=timeout) as response:
+            status = response.status_code
+            if status in REDIRECTS or status == 304:
+                return _Answer(status, response.reason_phrase, response.headers, b"", None)
+            # An error answer is read only for its message; a success up to the cap.
+            cap = s.max_body_bytes if 200 <= status < 300 else ERROR_BODY_BYTES
+            declared = response.headers.get("content-length", "")
+            if 200 <= status < 300 and declared.isdigit() and int(declared) > cap:
+                raise ResponseTooLarge(
+                    f"{what}: GitHub announced {_size(int(declared))}, more than the "
+                    f"{_size(cap)} the client reads of one answer ({url}); nothing was read "
+                    "or cached",
+                    url=url,
+                )
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():  # decompressed: a gzip bomb is capped too
+                if stop.is_set() or time.monotonic() > deadline:
+                    raise _DeadlinePassed(0.0)  # nobody is waiting any more: just stop reading
+                size += len(chunk)
+                if size > cap:
+                    if 200 <= status < 300:
+                        raise ResponseTooLarge(
+                            f"{what}: GitHub's answer is larger than the {_size(cap)} the "
+                            f"client reads of one answer ({url}); stopped reading there, "
+                            "nothing was cached",
+                            url=url,
+                        )
+                    chunks.append(chunk[: cap - (size - len(chunk))])
+                    break
+                chunks.append(chunk)
+            return _Answer(
+                status,
+                response.reason_phrase,
+                response.headers,
+                b"".join(chunks),
+                response.charset_encoding,
+            )
+
+    def _redirect(self, answer: _Answer, current: str, what: str, followed: int) -> str:
+        """Where a same-origin redirect leads; a redirect elsewhere, or too many, is an error."""
+        location = answer.headers.get("location")
+        if not location:
+            raise MalformedResponse(
+                f"{what}: GitHub answered {answer.status} without a Location ({current})",
+                url=current,
+            )
+        try:
+            target = str(httpx.URL(current).join(location))
+        except (httpx.InvalidURL, ValueError):
+            raise MalformedResponse(
+                f"{what}: GitHub redirected to an invalid address {location[:200]!r} ({current})",
+                url=current,
+            ) from None
+        if not self._same_origin(target):
+            raise GitHubError(
+                f"{what}: refusing to follow a redirect from {current} to {target}, which is not "
+                f"under {self.api_url} (the token and the answer must both stay with the API); "
+                "check GITHUB_API_URL",
+                url=current,
+            )
+        if followed >= self._settings.max_redirects:
+            raise GitHubError(
+                f"{what}: more than {self._settings.max_redirects} redirects from {current}; "
+                "the server redirects in a loop",
+                url=current,
+            )
+        logger.debug("redirected from %s to %s", current, target)
+        return target
+
+    # -- time and waiting ---------------------------------------------------------------------
+
+    def _time_left(self, budget: _RequestBudget, what: str, url: str) -> float:
+        """Seconds this request may still take; raises when the command's time is used up."""
+        s = self._settings
+        command_left = s.command_deadline - self.seconds_spent
+        if command_left <= 0:
+            raise LimitReached(
+                f"{what}: this command has spent {self.seconds_spent:.0f} s on GitHub, its limit "
+                f"is {s.command_deadline:g} s ({url}); try again later or allow more time",
+                url=url,
+            )
+        request_left = s.request_deadline - (self.seconds_spent - budget.started)
+        if request_left <= 0:
+            raise GitHubTimeout(
+                f"{what}: no answer within {s.request_deadline:g} s, the limit for one request "
+                f"({url}); try again later",
+                url=url,
+            )
+        budget.command_bound = command_left < request_left
+        return min(command_left, request_left)
+
+    def _deadline_name(self, budget: _RequestBudget) -> str:
+        s = self._settings
+        if budget.command_bound:
+            return f"the rest of the {s.command_deadline:g} s this command may spend on GitHub"
+        return f"the limit for one request is {s.request_deadline:g} s"
+
+    def _delay(self, attempt: int) -> float:
+        s = self._settings
+        return min(s.backoff_max, s.backoff_base * (2**attempt))
+
+    def _may_wait(self, seconds: float, budget: _RequestBudget) -> bool:
+        """Whether sleeping ``seconds`` stays within the waiting and time this request and this
+        command may still use (a retry after it needs time too)."""
+        s = self._settings
+        return (
+            math.isfinite(seconds)
+            and budget.waited + seconds <= s.max_request_wait
+            and self.seconds_slept + seconds <= s.max_command_wait
+            and self.seconds_spent - budget.started + seconds < s.request_deadline
+            and self.seconds_spent + seconds < s.command_deadline
+        )
+
+    def _wait(self, seconds: float, budget: _RequestBudget) -> None:
+        budget.waited += seconds
+        self.seconds_slept += seconds
+        self.seconds_spent += seconds
+        self._sleep(seconds)
+
+    def _backoff(self, attempt: int, budget: _RequestBudget, url: str, problem: str) -> None:
+        delay = self._delay(attempt)
+        logger.warning("%s: %s; retrying in %.1f s", url, problem, delay)
+        self._wait(delay, budget)
+
+    def _rate_limit_wait(self, response: _Answer) -> float | None:
+        """Seconds to wait when this 403/429 is a rate limit, None when it is not one.
+
+        A header that is not a usable number of seconds (``inf``, ``1e400``, a word) counts as
+        no hint, and a limit without a hint waits a minute (GitHub's advice for secondary
+        limits), within the waiting the request and the command may still do."""
+        retry_after = _seconds(response.headers.get("retry-after"))
         if retry_after is not None:
-            try:
-                return max(0.0, float(retry_after))
-            except ValueError:
-                return self._settings.backoff_base
-        remaining = response.headers.get("x-ratelimit-remaining")
-        if remaining == "0":
-            reset = response.headers.get("x-ratelimit-reset")
-            try:
-                return max(0.0, float(reset) - self._clock()) + 1.0 if reset else 60.0
-            except ValueError:
+            return retry_after
+        if response.headers.get("x-ratelimit-remaining") == "0":
+            reset = _seconds(response.headers.get("x-ratelimit-reset"))
+            if reset is None:
                 return 60.0
-        if response.status_code == 429 or _mentions_rate_limit(response):
+            return max(0.0, reset - self._clock()) + 1.0
+        if (
+            response.status == 429
+            or "retry-after" in response.headers
+            or _mentions_rate_limit(response)
+        ):
             return self._settings.backoff_base * 60  # secondary limit without a hint: a minute
         return None
 
-    def _reset_at(self, response: httpx.Response) -> datetime | None:
-        reset = response.headers.get("x-ratelimit-reset")
-        if reset:
-            try:
-                return datetime.fromtimestamp(float(reset), tz=UTC)
-            except (ValueError, OverflowError, OSError):
+    def _reset_at(self, response: _Answer) -> datetime | None:
+        reset = _seconds(response.headers.get("x-ratelimit-reset"))
+        if reset is None:
+            retry_after = _seconds(response.headers.get("retry-after"))
+            if retry_after is None:
                 return None
-        retry_after = response.headers.get("retry-after")
-        if retry_after:
-            try:
-                return datetime.fromtimestamp(self._clock() + float(retry_after), tz=UTC)
-            except (ValueError, OverflowError, OSError):
-                return None
-        return None
+            reset = self._clock() + retry_after
+        try:
+            return datetime.fromtimestamp(reset, tz=UTC)
+        except (ValueError, OverflowError, OSError):
+            return None
 
     def _rate_limit_message(
-        self, what: str, url: str, reset_at: datetime | None, wait: float
+        self, what: str, url: str, reset_at: datetime | None, wait: float, attempts: int = 1
     ) -> str:
         when = (
             f"it resets at {reset_at:%Y-%m-%d %H:%M:%S} UTC, in {_duration(wait)}"
             if reset_at
             else f"retry in {_duration(wait)}"
         )
+        times = f", {attempts} times" if attempts > 1 else ""
         hint = "" if self.authenticated else "; set GITHUB_TOKEN or GH_TOKEN for a higher limit"
-        return f"{what}: GitHub API rate limit exceeded ({url}); {when}{hint}"
+        return f"{what}: GitHub API rate limit exceeded ({url}{times}); {when}{hint}"
 
-    def _client_error(self, response: httpx.Response, url: str, what: str) -> GitHubHTTPError:
-        status = response.status_code
+    def _client_error(self, response: _Answer, url: str, what: str) -> GitHubHTTPError:
+        status = response.status
         detail = _github_message(response)
         if status == 404:
             private = "check the owner, repository and number" + (
@@ -930,7 +1364,7 @@ class GitHubClient:
                 url=url,
                 status=401,
             )
-        if status == 406 and "too_large" in response.text:
+        if status == 406 and "too_large" in response.text():
             return DiffTooLarge(
                 f"{what}: GitHub will not produce this diff, it is too large ({detail}); "
                 "use the files endpoint instead",
@@ -948,6 +1382,19 @@ class GitHubClient:
         )
 
     # -- the cache ----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _uncached_if_malformed(self, mark: int | None = None) -> Iterator[None]:
+        """Drop what was cached since ``mark`` (now, by default) if a malformed answer turns up:
+        a broken answer must not be served again from the cache."""
+        start = len(self._cached_paths) if mark is None else mark
+        try:
+            yield
+        except MalformedResponse:
+            for path in self._cached_paths[start:]:
+                path.unlink(missing_ok=True)
+            del self._cached_paths[start:]
+            raise
 
     def _cache_path(self, url: str, accept: str) -> Path | None:
         if self.cache_dir is None:
@@ -976,7 +1423,7 @@ class GitHubClient:
             return None
 
     def _cache_write(
-        self, url: str, accept: str, response: httpx.Response, body: str, link: str | None
+        self, url: str, accept: str, headers: httpx.Headers, body: str, link: str | None
     ) -> None:
         path = self._cache_path(url, accept)
         if path is None:
@@ -985,8 +1432,8 @@ class GitHubClient:
             "format": CACHE_FORMAT,
             "url": url,
             "accept": accept,
-            "etag": response.headers.get("etag"),
-            "last_modified": response.headers.get("last-modified"),
+            "etag": headers.get("etag"),
+            "last_modified": headers.get("last-modified"),
             "link": link,
             "body": body,
         }
@@ -995,6 +1442,7 @@ class GitHubClient:
             logger.warning("not caching %s: the response contains the token", url)
             return
         atomic_write(path, data.encode("utf-8"))
+        self._cached_paths.append(path)
 
 
 def _pulls(owner: str, repo: str, number: int) -> str:
@@ -1010,21 +1458,51 @@ def _parse_json(body: str, url: str) -> Any:
     try:
         return json.loads(body)
     except ValueError as exc:
-        raise GitHubError(f"GitHub sent something that is not JSON for {url}: {exc}") from None
+        raise MalformedResponse(
+            f"GitHub sent something that is not JSON for {url}: {exc}", url=url
+        ) from None
+    except RecursionError:
+        raise MalformedResponse(
+            f"GitHub sent JSON nested too deeply to read for {url}", url=url
+        ) from None
 
 
-def _github_message(response: httpx.Response) -> str:
+def _github_message(response: _Answer) -> str:
+    fallback = response.reason or f"HTTP {response.status}"
     try:
-        data = response.json()
-    except ValueError:
-        return response.reason_phrase or f"HTTP {response.status_code}"
+        data = json.loads(response.text())
+    except (ValueError, RecursionError):
+        return fallback
     if isinstance(data, Mapping) and data.get("message"):
-        return str(data["message"])[:300]
-    return response.reason_phrase or f"HTTP {response.status_code}"
+        return one_line_excerpt(str(data["message"]))
+    return fallback
 
 
-def _mentions_rate_limit(response: httpx.Response) -> bool:
+def one_line_excerpt(text: str, limit: int = 300) -> str:
+    """``text`` on one line, at most ``limit`` characters: a server's words inside a message."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _mentions_rate_limit(response: _Answer) -> bool:
     return "rate limit" in _github_message(response).lower()
+
+
+def _seconds(value: str | None) -> float | None:
+    """A header's number of seconds (or epoch time): finite and not negative, else None."""
+    if value is None:
+        return None
+    try:
+        number = float(value.strip())
+    except ValueError:
+        return None
+    if not math.isfinite(number) or number < 0 or number > 1e11:  # 1e11 s: year 5138
+        return None
+    return number
+
+
+def _size(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MiB" if n >= 1024 * 1024 else f"{n:,} bytes"
 
 
 def _describe_transport_error(exc: httpx.TransportError) -> str:
@@ -1033,6 +1511,8 @@ def _describe_transport_error(exc: httpx.TransportError) -> str:
 
 
 def _duration(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "an unknown time"
     seconds = max(0, round(seconds))
     if seconds < 120:
         return f"{seconds} s"

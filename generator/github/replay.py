@@ -46,13 +46,24 @@ logger = logging.getLogger(__name__)
 @dataclass
 class Reply:
     """One answer: status, body (JSON-serialisable, str or bytes), headers, an optional delay
-    and an ETag (a request whose ``If-None-Match`` matches it gets 304)."""
+    and an ETag (a request whose ``If-None-Match`` matches it gets 304).
+
+    For hostile servers: ``trickle`` sends the answer one byte every ``trickle`` seconds (the
+    body only, or the status line and headers too with ``trickle_head``); ``size`` sends a body
+    of that many bytes of ``filler`` instead of ``body``, made as it is sent (so 400 MB cost no
+    memory here); ``length=False`` leaves out Content-Length (the body ends when the connection
+    closes)."""
 
     status: int = 200
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     etag: str | None = None
+    trickle: float = 0.0
+    trickle_head: bool = False
+    size: int = 0
+    filler: bytes = b"+x = 1\n"
+    length: bool = True
 
     def payload(self) -> bytes:
         if self.body is None:
@@ -70,6 +81,12 @@ class Seen:
 
     path: str
     headers: dict[str, str]
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that gives up (a deadline test) resets its connection: not worth a traceback.
+        logger.debug("replay: connection from %s ended abruptly", client_address, exc_info=True)
 
 
 class ReplayServer:
@@ -98,25 +115,54 @@ class ReplayServer:
                 status, payload = reply.status, reply.payload()
                 if reply.etag and headers.get("if-none-match") == reply.etag:
                     status, payload = 304, b""
+                size = reply.size if reply.size and status != 304 else len(payload)
+                head = [f"HTTP/1.1 {status} {self.responses.get(status, ('',))[0]}"]
+                head += [f"{key}: {value}" for key, value in reply.headers.items()]
+                if reply.etag:
+                    head.append(f"ETag: {reply.etag}")
+                if status != 304:
+                    ctype = "text/plain" if isinstance(reply.body, str) else "application/json"
+                    head.append(f"Content-Type: {ctype}; charset=utf-8")
+                if reply.length:
+                    head.append(f"Content-Length: {size}")
+                else:
+                    head.append("Connection: close")
+                    self.close_connection = True
+                raw_head = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
                 try:
-                    self.send_response(status)
-                    for key, value in reply.headers.items():
-                        self.send_header(key, value)
-                    if reply.etag:
-                        self.send_header("ETag", reply.etag)
-                    if status != 304:
-                        ctype = "text/plain" if isinstance(reply.body, str) else "application/json"
-                        self.send_header("Content-Type", f"{ctype}; charset=utf-8")
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a timeout test): nothing to answer
+                    if not reply.trickle and not reply.size:
+                        # One write: a head and a body sent apart wait on delayed ACKs (40 ms).
+                        self.wfile.write(raw_head + payload)
+                        return
+                    self._send(raw_head, reply.trickle if reply.trickle_head else 0.0)
+                    if reply.size and status != 304:
+                        self._send_generated(reply.size, reply.filler, reply.trickle)
+                    else:
+                        self._send(payload, reply.trickle)
+                except (BrokenPipeError, ConnectionResetError, OSError):
+                    self.close_connection = True  # the client gave up: nothing to answer
+
+            def _send(self, data: bytes, trickle: float) -> None:
+                if not trickle:
+                    self.wfile.write(data)
+                    return
+                for index in range(len(data)):
+                    self.wfile.write(data[index : index + 1])
+                    self.wfile.flush()
+                    time.sleep(trickle)
+
+            def _send_generated(self, size: int, filler: bytes, trickle: float) -> None:
+                block = filler * max(1, 65536 // len(filler))
+                sent = 0
+                while sent < size:
+                    chunk = block[: size - sent]
+                    self._send(chunk, trickle)
+                    sent += len(chunk)
 
             def log_message(self, format: str, *args: Any) -> None:
                 logger.debug("replay: " + format, *args)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.server.block_on_close = False
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"

@@ -250,12 +250,17 @@ def inline_text(text: str, links: LinkContext | None = None) -> str:
 
 _URL_TARGET = r"(?P<url><[^<>\n]*>|(?:[^\s()<>]|\([^\s()<>]*\))*)"
 _IMAGE_TARGET = _URL_TARGET.replace("?P<url>", "?P<imgurl>")
+_BADGE_IMAGE = _URL_TARGET.replace("?P<url>", "?P<badgeimg>")
+_BADGE_TARGET = _URL_TARGET.replace("?P<url>", "?P<badgeurl>")
 _TITLE = r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?"
 _PROSE_TOKENS = re.compile(
     "|".join(
         [
             r"(?P<escape>\\[\\`*_{}\[\]()>#+\-.!|])",
             r"(?P<code>(?P<ticks>`+)(?!`)(?P<codetext>(?:(?!\n[ \t]*\n).)+?)(?<!`)(?P=ticks)(?!`))",
+            # A linked image (a badge): one link, never "[" + image + "](target)" as text.
+            rf"(?P<badge>\[!\[(?P<badgealt>[^\[\]\n]*)\]\(\s*{_BADGE_IMAGE}{_TITLE}\s*\)\]"
+            rf"\(\s*{_BADGE_TARGET}{_TITLE}\s*\))",
             rf"(?P<image>!\[(?P<alt>[^\[\]\n]*)\]\(\s*{_IMAGE_TARGET}{_TITLE}\s*\))",
             rf"(?P<link>\[(?P<label>[^\[\]\n]*)\]\(\s*{_URL_TARGET}{_TITLE}\s*\))",
             r"(?P<autolink><(?P<auto>(?:https?|mailto):[^\s<>]+)>)",
@@ -313,7 +318,12 @@ def _prose(text: str, links: LinkContext) -> str:
 
     def flush() -> None:
         if plain:
-            out.append(_escape_prose("".join(plain), links))
+            escaped = _escape_prose("".join(plain), links)
+            # "\](" would still read as the end of a link to a naive scanner (the site's link
+            # checker included), which would then report a relative target that does not exist.
+            if escaped.startswith("(") and out and out[-1].endswith("]"):
+                escaped = "\\" + escaped
+            out.append(escaped.replace("\\](", "\\]\\("))
             plain.clear()
 
     for match in _PROSE_TOKENS.finditer(text):
@@ -326,6 +336,12 @@ def _prose(text: str, links: LinkContext) -> str:
             out.append(match.group(0))
         elif kind == "code":
             out.append(code_span(match.group("codetext").strip()))
+        elif kind == "badge":
+            alt = _link_label(match.group("badgealt")) or "image"
+            url = safe_url(match.group("badgeurl"), links) or safe_url(
+                match.group("badgeimg"), links
+            )
+            out.append(_link(f"image: {alt}", url) if url else f"image: {alt}")
         elif kind == "image":
             alt = _link_label(match.group("alt")) or "image"
             url = safe_url(match.group("imgurl"), links)

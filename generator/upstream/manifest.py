@@ -331,11 +331,12 @@ def _rel(path: Path) -> str:
         return str(path)
 
 
-def move_pin(manifest: Manifest, name: str, target: str) -> bool:
-    """Rewrite the SHA on the manifest's ``pin:`` line for ``name``; comments stay as they are."""
+def moved_pin_bytes(manifest: Manifest, name: str, target: str) -> bytes | None:
+    """The manifest's bytes with the SHA on ``name``'s ``pin:`` line replaced by ``target``
+    (comments stay as they are), or None when the pin is already there."""
     upstream = manifest.upstreams[name]
     if upstream.pin == target:
-        return False
+        return None
     line_number = manifest.lines[f"upstreams.{name}.pin"]
     raw = manifest.path.read_bytes()
     lines = raw.decode("utf-8").splitlines(keepends=True)
@@ -348,5 +349,13 @@ def move_pin(manifest: Manifest, name: str, target: str) -> bool:
             key=f"upstreams.{name}.pin",
         )
     lines[line_number - 1] = line.replace(upstream.pin, target, 1)
-    atomic_write(manifest.path, "".join(lines).encode("utf-8"))
+    return "".join(lines).encode("utf-8")
+
+
+def move_pin(manifest: Manifest, name: str, target: str) -> bool:
+    """Rewrite the SHA on the manifest's ``pin:`` line for ``name``; comments stay as they are."""
+    data = moved_pin_bytes(manifest, name, target)
+    if data is None:
+        return False
+    atomic_write(manifest.path, data)
     return True

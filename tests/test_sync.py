@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -262,7 +263,10 @@ def test_git_failure_leaves_everything_as_it_was(synced_kb):
     assert result.returncode == 2
     assert "'no-such-branch' is not a commit of 'up'" in result.stderr
     manifest = root / "upstreams.yaml"
-    manifest.write_text(manifest.read_text().replace("url: ", "url: /nonexistent"))
+    # A clone of its own (the old cache directory holds the upstream repository itself, which
+    # is no clone of the new URL and is refused before git runs).
+    text = manifest.read_text().replace("url: ", "url: /nonexistent")
+    manifest.write_text(re.sub(r"(?m)^cache_dir: .*$", "cache_dir: .cache/upstreams", text))
     git(root, "commit", "-qam", "bad url")
     before = snapshot(root)
     result = cli(root, "sync", "up")

@@ -265,7 +265,7 @@ def test_git_failure_leaves_everything_as_it_was(synced_kb):
     manifest = root / "upstreams.yaml"
     # A clone of its own (the old cache directory holds the upstream repository itself, which
     # is no clone of the new URL and is refused before git runs).
-    text = manifest.read_text().replace("url: ", "url: /nonexistent")
+    text = manifest.read_text().replace("    url: ", "    url: /nonexistent")
     manifest.write_text(re.sub(r"(?m)^cache_dir: .*$", "cache_dir: .cache/upstreams", text))
     git(root, "commit", "-qam", "bad url")
     before = snapshot(root)

@@ -617,3 +617,36 @@ def test_a_read_only_docs_directory_stops_the_sync_with_a_clear_message(tmp_path
     assert "error: could not write docs/a.md: Permission denied" in result.stderr
     assert "Traceback" not in result.stderr
     assert _tree(base) == original
+
+
+def test_only_the_temporary_files_of_journaled_writes_are_deleted(tmp_path):
+    from generator.sync.journal import Journal
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("new\n", "utf-8")
+    journal = Journal(tmp_path / ".cache" / "sync-journal.json")
+    journal.expect(docs / "a.md", b"new\n")
+    journal.expect(docs / "b.md", b"never written\n")
+    journal.save()
+    ours = [docs / ".a.md.k3x_9q0z.tmp", docs / ".b.md.abcdefgh.tmp"]
+    others = [
+        docs / ".c.md.abcdefgh.tmp",  # no write of c.md was journaled
+        docs / ".a.md.abc.tmp",  # not mkstemp's eight characters
+        docs / ".a.md.ABCDEFGH.tmp",  # nor its alphabet
+        docs / "a.md.abcdefgh.tmp",  # no leading dot
+        docs / ".a.md.abcdefgh.tmp.bak",
+    ]
+    for path in [*ours, *others]:
+        path.write_text("x", "utf-8")
+    (docs / ".a.md.dir12345.tmp").mkdir()  # a directory is never ours
+    loaded = Journal.load(journal.path)
+    assert sorted(loaded.resume()) == sorted(ours)
+    assert all(path.exists() for path in others) and (docs / ".a.md.dir12345.tmp").is_dir()
+    # a.md still holds the journaled bytes and is kept; b.md was never written and is dropped.
+    assert list(loaded.files) == [str((docs / "a.md").resolve())]
+    (docs / "a.md").write_text("a person's edit\n", "utf-8")
+    assert not loaded.holds_own_write(docs / "a.md")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", "utf-8")
+    assert Journal.load(broken).files == {}

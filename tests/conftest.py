@@ -200,7 +200,9 @@ def mkdocs_build(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """A real `mkdocs build` of the knowledge base at ``root`` (a fresh process, as users run)."""
     if not MERMAID_JS.is_file():
         pytest.fail(f"Mermaid is not installed at {MERMAID_JS}: run `make mermaid`")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "NO_COLOR": "1"}
+    # MkDocs finds the plugin by its entry point; PYTHONPATH makes that import this checkout's
+    # package rather than whichever checkout the virtualenv was installed from.
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", *args],
         cwd=root,

@@ -905,3 +905,24 @@ def test_references_written_apart_from_their_path_link_their_lines():
     assert f'(lines <a href="{base}/lib/b.py#L3-L4" title="lib@79841b4">3-4</a>)' in html
     assert f'<a href="{base}/lib/c.py#L9" title="lib@79841b4">9</a>.' in html
     assert f'<a href="{base}/lib/d.py" title="lib@79841b4"><code>lib/d.py:main()</code></a>' in html
+
+
+@pytest.mark.parametrize(
+    ("spec", "key"),
+    [
+        ({"web_url": "javascript:alert(document.domain)//"}, "upstreams.lib.web_url"),
+        (
+            {"code_url": "javascript:alert(1)//{web_url}/{commit}/{path}#L{start}"},
+            "upstreams.lib.code_url",
+        ),
+        ({"code_url": "{web_url}/{commit}/{path}#L{start:>30000000}"}, "upstreams.lib.code_url"),
+    ],
+    ids=["javascript-web-url", "javascript-code-url", "huge-format-spec"],
+)
+def test_a_hostile_link_pattern_in_the_manifest_fails_the_build(site_kb, spec, key):
+    site_kb.upstreams["lib"].update(spec)
+    site_kb.write_manifest()
+    result = build(site_kb, "--strict")
+    assert result.returncode != 0
+    assert key in result.stderr, result.stderr
+    assert not list((site_kb.root / "site").rglob("one/index.html"))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -261,7 +263,10 @@ def test_git_failure_leaves_everything_as_it_was(synced_kb):
     assert result.returncode == 2
     assert "'no-such-branch' is not a commit of 'up'" in result.stderr
     manifest = root / "upstreams.yaml"
-    manifest.write_text(manifest.read_text().replace("url: ", "url: /nonexistent"))
+    # A clone of its own (the old cache directory holds the upstream repository itself, which
+    # is no clone of the new URL and is refused before git runs).
+    text = manifest.read_text().replace("    url: ", "    url: /nonexistent")
+    manifest.write_text(re.sub(r"(?m)^cache_dir: .*$", "cache_dir: .cache/upstreams", text))
     git(root, "commit", "-qam", "bad url")
     before = snapshot(root)
     result = cli(root, "sync", "up")
@@ -307,17 +312,20 @@ def test_interrupted_run_leaves_pages_old_or_new_and_a_rerun_finishes(tmp_path, 
     process.wait()
     interrupted = snapshot(root)
 
-    assert cli(root, "sync", "up", "--no-fetch", "--to", target, "--force").returncode == 0
+    # A plain rerun, without --force: the only differences are the killed run's own.
+    rerun = cli(root, "sync", "up", "--no-fetch", "--to", target)
+    assert rerun.returncode == 0, rerun.stderr
     final = snapshot(root)
     for name, data in interrupted.items():
-        if name == "upstreams.yaml":
-            continue
+        if name == "upstreams.yaml" or name.endswith(".tmp"):
+            continue  # the killed write's temporary file: the rerun removes it (below)
         # Every page was either untouched or completely re-anchored, never half-written.
         assert data in (original[name], final[name]), name
         assert final[name] != original[name]
         assert final[name].count(b"pkg/core.py:13") == 40
     assert f"pin: {target}".encode() in final["upstreams.yaml"]
     assert not list((root / "docs").glob(".*.tmp"))
+    assert not (root / ".cache" / "sync-journal.json").exists()
 
 
 def test_report_fences_cannot_be_broken_by_the_cited_code():
@@ -369,3 +377,276 @@ def test_references_written_apart_from_their_path_follow_their_code(synced_kb):
     assert "pkg/core.py:1, 12." in page
     assert "`pkg/new_name.py`（第 1-2 行）" in page  # renamed: the path rewritten beside it
     assert "held_refs" not in page
+
+
+# -- kills, full disks and read-only pages ----------------------------------------------------
+
+KILL_HOOK = '''
+"""Installed through PYTHONPATH by the kill test: SIGKILL this process at write event KILL_AT.
+
+The events are the steps of every atomic write (temporary file made, data about to be synced,
+about to be renamed over the file, renamed) and every unlink, counted in order from the start."""
+import os
+import pathlib
+import signal
+import tempfile
+
+if os.environ.get("KILL_AT"):
+    _stop = int(os.environ["KILL_AT"])
+    _count = 0
+
+    def _event():
+        global _count
+        _count += 1
+        with open(os.environ["KILL_LOG"], "w") as log:
+            log.write(str(_count))
+        if _count == _stop:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def _wrap(function, before=True, after=False):
+        def wrapped(*args, **kwargs):
+            if before:
+                _event()
+            result = function(*args, **kwargs)
+            if after:
+                _event()
+            return result
+        return wrapped
+
+    tempfile.mkstemp = _wrap(tempfile.mkstemp, before=False, after=True)
+    os.fsync = _wrap(os.fsync)
+    pathlib.Path.replace = _wrap(pathlib.Path.replace, after=True)
+    pathlib.Path.unlink = _wrap(pathlib.Path.unlink)
+'''
+
+
+def _kill_kb(tmp_path: Path, history) -> tuple[Path, str]:
+    """A knowledge base of four pages, three of which sync rewrites, in git."""
+    store, old, target = history
+    root = tmp_path / "kb"
+    (root / "docs" / "deep").mkdir(parents=True)
+    (root / "upstreams.yaml").write_text(
+        f"cache_dir: {store.path.parent}\nupstreams:\n  up:\n    url: {store.path}\n"
+        f"    pin: {old}   # keep\n    prefixes: [pkg/]\n",
+        "utf-8",
+    )
+    for name in ("a.md", "b.md", "deep/c.md"):
+        (root / "docs" / name).write_text(
+            f"# {name}\n\nSee pkg/core.py:10 and pkg/core.py:4-6.\n", "utf-8"
+        )
+    (root / "docs" / "other.md").write_text("# Other\n\nNo references.\n", "utf-8")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "kb")
+    return root, target
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    """Every file of the knowledge base outside git and the cache, by path."""
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and ".git" not in path.parts and ".cache" not in path.parts
+    }
+
+
+def test_a_plain_rerun_finishes_a_sync_killed_at_any_write(tmp_path, history):
+    """SIGKILL a real `python -m generator sync` at every step of its write phase; a plain rerun
+    (no --force) must finish the job exactly as an uninterrupted run does, leaving no
+    temporary file behind."""
+    base, target = _kill_kb(tmp_path / "base", history)
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(KILL_HOOK, "utf-8")
+    command = [sys.executable, "-m", "generator", "sync", "up", "--no-fetch", "--to", target]
+
+    def run(root: Path, kill_at: int | None) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+        if kill_at is not None:
+            env |= {
+                "PYTHONPATH": f"{ROOT}{os.pathsep}{hook}",
+                "KILL_AT": str(kill_at),
+                "KILL_LOG": str(tmp_path / "events"),
+            }
+        return subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
+
+    clean = tmp_path / "clean"
+    shutil.copytree(base, clean)
+    # Counting the events of an uninterrupted run: a kill point past them all never fires.
+    assert run(clean, 10**6).returncode == 0
+    events = int((tmp_path / "events").read_text())
+    expected = _tree(clean)
+    assert expected != _tree(base)
+    assert events >= 20  # journal, three pages, the pin, two reports, the journal's removal
+
+    survived = []
+    for kill_at in range(1, events + 1):
+        root = tmp_path / f"kill{kill_at}"
+        shutil.copytree(base, root)
+        killed = run(root, kill_at)
+        assert killed.returncode == -signal.SIGKILL, (kill_at, killed.stderr)
+        interrupted = _tree(root)
+        for name, data in interrupted.items():
+            if name.endswith(".tmp"):
+                continue
+            # Every file is either untouched or completely rewritten, never half-written.
+            assert data in (_tree(base).get(name), expected.get(name)), (kill_at, name)
+        if interrupted.get("upstreams.yaml") != _tree(base)["upstreams.yaml"]:
+            # The pin moves last, after every page.
+            assert all(interrupted[n] == expected[n] for n in expected), kill_at
+        rerun = run(root, None)
+        assert rerun.returncode == 0, (kill_at, rerun.stderr)
+        assert _tree(root) == expected, kill_at
+        assert not [p for p in root.rglob("*.tmp")], kill_at
+        assert not (root / ".cache" / "sync-journal.json").exists(), kill_at
+        survived.append(kill_at)
+    assert survived == list(range(1, events + 1))
+    print(f"killed at {events} write events, survived {len(survived)}")
+
+
+def test_a_rerun_after_a_kill_still_refuses_a_persons_edit(tmp_path, history):
+    base, target = _kill_kb(tmp_path, history)
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(KILL_HOOK, "utf-8")
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{ROOT}{os.pathsep}{hook}",
+        "KILL_AT": "8",  # in the middle of the pages
+        "KILL_LOG": str(tmp_path / "events"),
+    }
+    killed = subprocess.run(
+        [sys.executable, "-m", "generator", "sync", "up", "--no-fetch", "--to", target],
+        cwd=base,
+        env=env,
+        capture_output=True,
+    )
+    assert killed.returncode == -signal.SIGKILL
+    written = [p for p in ("a.md", "b.md") if b"pkg/core.py:13" in (base / "docs" / p).read_bytes()]
+    assert written  # the kill came after a page was written
+    page = base / "docs" / written[0]
+    page.write_text(page.read_text("utf-8") + "\nmy own note\n", "utf-8")
+    result = cli(base, "sync", "up", "--no-fetch", "--to", target)
+    assert result.returncode == 2
+    assert f"uncommitted changes in docs/{written[0]}" in result.stderr
+    assert "my own note" in page.read_text("utf-8")
+    assert cli(base, "sync", "up", "--no-fetch", "--to", target, "--force").returncode == 0
+    assert "my own note" in page.read_text("utf-8")
+
+
+def _sync_in_process(root: Path, target: str, monkeypatch, capsys) -> tuple[int, str]:
+    from generator.cli.main import main
+
+    monkeypatch.chdir(root)
+    status = main(["sync", "up", "--no-fetch", "--to", target])
+    return status, capsys.readouterr().err
+
+
+def test_a_full_disk_stops_the_sync_cleanly_and_a_rerun_finishes(
+    tmp_path, history, monkeypatch, capsys
+):
+    import errno
+
+    base, target = _kill_kb(tmp_path / "base", history)
+    clean = tmp_path / "clean"
+    shutil.copytree(base, clean)
+    assert cli(clean, "sync", "up", "--no-fetch", "--to", target).returncode == 0
+    expected, original = _tree(clean), _tree(base)
+    calls = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 3:  # the journal and one page are on disk, the next page is not
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    status, err = _sync_in_process(base, target, monkeypatch, capsys)
+    assert status == 1
+    assert f"error: could not write docs/b.md: {os.strerror(errno.ENOSPC)}" in err
+    assert "up: 1 of 3 pages written" in err and "the pin has not moved" in err
+    assert "free some disk space, then run the same sync again" in err
+    assert "Traceback" not in err
+    after = _tree(base)
+    assert after["docs/a.md"] == expected["docs/a.md"]
+    assert after == {**original, "docs/a.md": expected["docs/a.md"]}  # nothing half-written
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    result = cli(base, "sync", "up", "--no-fetch", "--to", target)  # no --force
+    assert result.returncode == 0, result.stderr
+    assert _tree(base) == expected
+
+
+def test_read_only_pages_stop_the_sync_with_a_clear_message(tmp_path, history, monkeypatch, capsys):
+    import errno
+    import tempfile
+
+    base, target = _kill_kb(tmp_path, history)
+    original = _tree(base)
+    docs = base / "docs"
+    real_mkstemp = tempfile.mkstemp
+
+    # A read-only mount refuses to create the temporary file; root ignores chmod, so the
+    # refusal is simulated where the file system would give it.
+    def mkstemp(*args, **kwargs):
+        if Path(kwargs["dir"]).resolve().is_relative_to(docs.resolve()):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(kwargs["dir"]))
+        return real_mkstemp(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    status, err = _sync_in_process(base, target, monkeypatch, capsys)
+    assert status == 1
+    assert f"error: could not write docs/a.md: {os.strerror(errno.EROFS)}" in err
+    assert "up: 0 of 3 pages written" in err
+    assert "hint: make docs writable" in err
+    assert "Traceback" not in err
+    assert _tree(base) == original
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_a_read_only_docs_directory_stops_the_sync_with_a_clear_message(tmp_path, history):
+    base, target = _kill_kb(tmp_path, history)
+    original = _tree(base)
+    docs = base / "docs"
+    docs.chmod(0o555)
+    try:
+        result = cli(base, "sync", "up", "--no-fetch", "--to", target)
+    finally:
+        docs.chmod(0o755)
+    assert result.returncode == 1
+    assert "error: could not write docs/a.md: Permission denied" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert _tree(base) == original
+
+
+def test_only_the_temporary_files_of_journaled_writes_are_deleted(tmp_path):
+    from generator.sync.journal import Journal
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("new\n", "utf-8")
+    journal = Journal(tmp_path / ".cache" / "sync-journal.json")
+    journal.expect(docs / "a.md", b"new\n")
+    journal.expect(docs / "b.md", b"never written\n")
+    journal.save()
+    ours = [docs / ".a.md.k3x_9q0z.tmp", docs / ".b.md.abcdefgh.tmp"]
+    others = [
+        docs / ".c.md.abcdefgh.tmp",  # no write of c.md was journaled
+        docs / ".a.md.abc.tmp",  # not mkstemp's eight characters
+        docs / ".a.md.ABCDEFGH.tmp",  # nor its alphabet
+        docs / "a.md.abcdefgh.tmp",  # no leading dot
+        docs / ".a.md.abcdefgh.tmp.bak",
+    ]
+    for path in [*ours, *others]:
+        path.write_text("x", "utf-8")
+    (docs / ".a.md.dir12345.tmp").mkdir()  # a directory is never ours
+    loaded = Journal.load(journal.path)
+    assert sorted(loaded.resume()) == sorted(ours)
+    assert all(path.exists() for path in others) and (docs / ".a.md.dir12345.tmp").is_dir()
+    # a.md still holds the journaled bytes and is kept; b.md was never written and is dropped.
+    assert list(loaded.files) == [str((docs / "a.md").resolve())]
+    (docs / "a.md").write_text("a person's edit\n", "utf-8")
+    assert not loaded.holds_own_write(docs / "a.md")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", "utf-8")
+    assert Journal.load(broken).files == {}

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import logging
+import sys
 from pathlib import Path
 
-from generator.cli.common import EXIT_OK, ProgressLine, load_manifest
+from generator.cli.common import EXIT_FAILED, EXIT_OK, ProgressLine, load_manifest, shown
 from generator.upstream.manifest import ConfigError
+
+log = logging.getLogger(__name__)
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -52,10 +57,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run_sync(args: argparse.Namespace) -> int:
-    from generator.refs.resolve import Resolver
-    from generator.sync import report, run
-    from generator.upstream.clones import fetch_upstream
-    from generator.upstream.manifest import load_manifest as reload_manifest
+    from generator.sync import run
+    from generator.sync.journal import Journal, journal_path
 
     manifest = load_manifest(args.manifest)
     names = args.names or list(manifest.upstreams)
@@ -67,8 +70,17 @@ def run_sync(args: argparse.Namespace) -> int:
         )
     if args.to and len(names) != 1:
         raise ConfigError("--to needs exactly one upstream name")
+    journal = None
+    if not args.dry_run:
+        # A run killed half-way left its journal: clean up after it, and accept exactly the
+        # files it wrote, so that running again finishes its job without --force.
+        journal = Journal.load(journal_path(manifest.root))
+        try:
+            journal.resume()
+        except OSError as error:
+            return _write_failed(Path(error.filename or journal.path), error)
     if not args.force and not args.dry_run:
-        dirty = run.dirty_paths(manifest.root, [manifest.root / "docs", manifest.path])
+        dirty = run.dirty_paths(manifest.root, [manifest.root / "docs", manifest.path], journal)
         if dirty:
             raise ConfigError(
                 "uncommitted changes in "
@@ -76,8 +88,28 @@ def run_sync(args: argparse.Namespace) -> int:
                 + (" ..." if len(dirty) > 5 else ""),
                 hint="commit or stash them first (sync rewrites pages), or pass --force",
             )
-    progress = ProgressLine()
-    status = EXIT_OK
+    if journal is not None and journal.files:
+        print(f"finishing an interrupted sync ({len(journal.files)} files already written)")
+    try:
+        _sync_all(args, manifest, names, journal, ProgressLine())
+    except run.WriteFailed as failure:
+        return _write_failed(failure.path, failure.error, failure)
+    except OSError as error:
+        return _write_failed(Path(error.filename or manifest.root), error)
+    if journal is not None:
+        try:
+            journal.finish()
+        except OSError as error:  # the work is done; only the next run's check is stricter
+            log.warning("could not remove the sync journal %s: %s", journal.path, error)
+    return EXIT_OK
+
+
+def _sync_all(args, manifest, names, journal, progress) -> None:  # type: ignore[no-untyped-def]
+    from generator.refs.resolve import Resolver
+    from generator.sync import report, run
+    from generator.upstream.clones import fetch_upstream
+    from generator.upstream.manifest import load_manifest as reload_manifest
+
     try:
         for name in names:
             upstream = manifest.upstreams[name]
@@ -117,12 +149,26 @@ def run_sync(args: argparse.Namespace) -> int:
                             f"{drift.drift.status} ({drift.drift.reason})"
                         )
                 continue
-            result = run.apply_sync(plan, manifest, notify=progress.show)
+            result = run.apply_sync(plan, manifest, notify=progress.show, journal=journal)
             progress.done()
             if not plan.pages and not result.pin_moved:
                 print(f"  already at {target[:12]}: nothing to do")
                 continue
-            reports = report.write_reports(plan, args.report_dir)
+            if journal is not None:
+                for path in report.report_paths(plan, args.report_dir):
+                    journal.announce(path)
+                journal.save()
+            try:
+                reports = report.write_reports(plan, args.report_dir)
+            except OSError as error:
+                raise run.WriteFailed(
+                    args.report_dir,
+                    error,
+                    name,
+                    len(result.pages_written),
+                    len(result.pages_written),
+                    result.pin_moved,
+                ) from error
             print(
                 f"  wrote {len(result.pages_written)} pages; pin "
                 f"{'moved to ' + target[:12] if result.pin_moved else 'already at ' + target[:12]}"
@@ -131,7 +177,37 @@ def run_sync(args: argparse.Namespace) -> int:
             manifest = reload_manifest(manifest.path)
     finally:
         progress.done()
-    return status
+
+
+_READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def _write_failed(path: Path, error: OSError, failure: object | None = None) -> int:
+    """Say which file could not be written, why, what state everything is in and what to do."""
+    from generator.sync.run import WriteFailed
+
+    reason = error.strerror or str(error)
+    if isinstance(failure, WriteFailed):
+        print(f"error: could not write {shown(path)}: {reason}", file=sys.stderr)
+        print(
+            f"  {failure.upstream}: {failure.written} of {failure.total} pages written (every "
+            "page is either fully old or fully new); the pin "
+            + ("moved" if failure.pin_moved else "has not moved"),
+            file=sys.stderr,
+        )
+    else:
+        print(f"error: {shown(path)}: {reason}", file=sys.stderr)
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        hint = "free some disk space, then run the same sync again to finish (no --force needed)"
+    elif error.errno in _READ_ONLY:
+        hint = (
+            f"make {shown(path if path.is_dir() else path.parent)} writable (it is read-only), "
+            "then run the same sync again to finish (no --force needed)"
+        )
+    else:
+        hint = "fix the cause, then run the same sync again to finish (no --force needed)"
+    print(f"  hint: {hint}", file=sys.stderr)
+    return EXIT_FAILED
 
 
 def _print_sync_summary(plan, dry_run: bool) -> None:  # type: ignore[no-untyped-def]

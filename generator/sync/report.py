@@ -86,10 +86,15 @@ def _fenced(code: list[str]) -> list[str]:
     return [fence, *code, fence]
 
 
+def report_paths(plan: SyncPlan, directory: Path) -> list[Path]:
+    """Where `write_reports` writes the Markdown and the JSON report."""
+    stem = f"drift-{plan.upstream.name}-{plan.old[:7]}-{plan.target[:7]}"
+    return [directory / f"{stem}.md", directory / f"{stem}.json"]
+
+
 def write_reports(plan: SyncPlan, directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
-    stem = f"drift-{plan.upstream.name}-{plan.old[:7]}-{plan.target[:7]}"
-    markdown, data = directory / f"{stem}.md", directory / f"{stem}.json"
+    markdown, data = report_paths(plan, directory)
     atomic_write(markdown, report_markdown(plan).encode("utf-8"))
     atomic_write(data, (json.dumps(report_json(plan), ensure_ascii=False) + "\n").encode())
     return [markdown, data]

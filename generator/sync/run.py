@@ -34,8 +34,9 @@ from generator.model import RefForm, Severity, Upstream
 from generator.refs.extract import extract_refs, scan
 from generator.refs.resolve import PageContext, Resolver, page_context
 from generator.refs.rewrite import rewrite_apart, rewrite_ref
+from generator.sync.journal import Journal
 from generator.sync.reanchor import Drift, DriftStatus, Reanchorer
-from generator.upstream.manifest import ConfigError, Manifest, move_pin
+from generator.upstream.manifest import ConfigError, Manifest, move_pin, moved_pin_bytes
 from generator.verification.pipeline import Verifier, collect, docs_root_for
 
 log = logging.getLogger(__name__)
@@ -122,22 +123,45 @@ class SyncResult:
     report_paths: list[Path]
 
 
-def dirty_paths(root: Path, paths: Sequence[Path]) -> list[str]:
-    """Uncommitted changes under ``paths`` in the knowledge base's own git repository."""
+def dirty_paths(root: Path, paths: Sequence[Path], journal: Journal | None = None) -> list[str]:
+    """Uncommitted changes under ``paths`` in the knowledge base's own git repository, as paths
+    relative to that repository, leaving out the files that hold exactly what ``journal`` says
+    an interrupted sync wrote there."""
     result = subprocess.run(
-        ["git", "status", "--porcelain", "--", *[str(p) for p in paths]],
+        ["git", "status", "--porcelain", "-z", "--", *[str(p) for p in paths]],
+        cwd=root,
+        capture_output=True,
+        check=False,
+    )
+    top = subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"],
         cwd=root,
         capture_output=True,
         text=True,
         check=False,
     )
-    if result.returncode != 0:
+    if result.returncode != 0 or top.returncode != 0:
         raise ConfigError(
             f"{root} is not a git repository, so uncommitted changes to the pages cannot be "
             "ruled out",
             hint="commit the knowledge base to git first, or pass --force",
         )
-    return [line[3:] for line in result.stdout.splitlines() if line.strip()]
+    toplevel = Path(top.stdout.strip())
+    entries = result.stdout.decode("utf-8", "surrogateescape").split("\0")
+    dirty = []
+    index = 0
+    while index < len(entries):
+        entry = entries[index]
+        index += 1
+        if not entry.strip():
+            continue
+        status, name = entry[:2], entry[3:]
+        if "R" in status or "C" in status:
+            index += 1  # -z writes a rename's source path after its destination
+        if journal is not None and journal.holds_own_write(toplevel / name):
+            continue
+        dirty.append(name)
+    return dirty
 
 
 def plan_sync(
@@ -356,15 +380,63 @@ def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
     return render_page(page, meta, body=text[page.body_start :])
 
 
-def apply_sync(plan: SyncPlan, manifest: Manifest, notify: Notify | None = None) -> SyncResult:
-    """Write every planned page atomically, then move the manifest's pin."""
-    written = []
-    for number, page_plan in enumerate(plan.pages, 1):
+class WriteFailed(Exception):
+    """Writing a file failed (disk full, read-only): every file is still fully old or fully new."""
+
+    def __init__(
+        self,
+        path: Path,
+        error: OSError,
+        upstream: str,
+        written: int,
+        total: int,
+        pin_moved: bool = False,
+    ) -> None:
+        self.path = path
+        self.error = error
+        self.upstream = upstream
+        self.written = written
+        """How many of the ``total`` pages to write were written before the failure."""
+        self.total = total
+        self.pin_moved = pin_moved
+        super().__init__(f"{path}: {error.strerror or error}")
+
+
+def apply_sync(
+    plan: SyncPlan,
+    manifest: Manifest,
+    notify: Notify | None = None,
+    journal: Journal | None = None,
+) -> SyncResult:
+    """Write every planned page atomically, then move the manifest's pin.
+
+    With a ``journal``, every file is recorded there (and the journal saved) before the first is
+    written, so that a rerun after a kill recognises these writes as its own. Raises
+    `WriteFailed` when a write fails."""
+    writes = []
+    for page_plan in plan.pages:
         data = render_plan(page_plan, plan.upstream.name, plan.target)
         if data != page_plan.page.raw:
+            writes.append((page_plan, data))
+    new_manifest = moved_pin_bytes(manifest, plan.upstream.name, plan.target)
+    written: list[str] = []
+    target = manifest.path
+    try:
+        if journal is not None and (writes or new_manifest is not None):
+            target = journal.path
+            for page_plan, data in writes:
+                journal.expect(page_plan.page.source, data)
+            if new_manifest is not None:
+                journal.expect(manifest.path, new_manifest)
+            journal.save()
+        for number, (page_plan, data) in enumerate(writes, 1):
+            target = page_plan.page.source
             atomic_write(page_plan.page.source, data)
             written.append(page_plan.page.display)
-        if notify:
-            notify(f"{plan.upstream.name}: writing pages {number}/{len(plan.pages)}")
-    moved = move_pin(manifest, plan.upstream.name, plan.target)
+            if notify:
+                notify(f"{plan.upstream.name}: writing pages {number}/{len(writes)}")
+        target = manifest.path
+        moved = move_pin(manifest, plan.upstream.name, plan.target)
+    except OSError as error:
+        raise WriteFailed(target, error, plan.upstream.name, len(written), len(writes)) from error
     return SyncResult(plan, written, moved, [])

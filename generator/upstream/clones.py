@@ -77,6 +77,11 @@ def fetch_upstreams(
     return [fetch_upstream(manifest, upstream, notify) for upstream in selected]
 
 
+MARKER = "kb-generator-clone"
+"""A file in the git directory of every clone this product makes: only a directory holding it
+(or one recognised by `_made_here`) is ever fetched into or replaced."""
+
+
 def fetch_upstream(
     manifest: Manifest, upstream: Upstream, notify: Notify | None = None
 ) -> FetchResult:
@@ -84,9 +89,23 @@ def fetch_upstream(
     source = clone_source(manifest, upstream)
     progress = _GitProgress(upstream.name, notify) if notify else None
     clone_dir = upstream.clone_dir
+    ours = _made_here(clone_dir, upstream, source) if clone_dir.exists() else False
+    if clone_dir.exists() and not ours and not _is_empty_directory(clone_dir):
+        # The manifest decides where clones go (cache_dir/NAME), so it can name any directory:
+        # never fetch into, let alone delete, one this product did not make.
+        key = "cache_dir" if "cache_dir" in manifest.lines else f"upstreams.{upstream.name}"
+        raise ConfigError(
+            f"{_shown(clone_dir)} exists and is not a clone of '{upstream.name}' made by "
+            "`upstreams fetch`; it is left as it is",
+            file=manifest.display_path(),
+            line=manifest.lines.get(key),
+            key=key,
+            hint=f"point cache_dir at a directory of clones only (clones go to cache_dir/"
+            f"{upstream.name}), or move {_shown(clone_dir)} away if it is an old clone",
+        )
     try:
-        if (clone_dir / ".git").exists() or (clone_dir / "HEAD").exists():
-            repo = git.Repo(clone_dir)
+        repo = _open(clone_dir) if ours else None
+        if repo is not None:
             if "origin" in [remote.name for remote in repo.remotes]:
                 repo.remotes.origin.set_url(source)
             else:
@@ -94,11 +113,20 @@ def fetch_upstream(
             repo.remotes.origin.fetch(progress=progress, prune=True, tags=True)
             action = "fetched"
         else:
-            if clone_dir.exists():
+            if ours:
+                if not _has_marker(clone_dir):  # the source repository itself: never deleted
+                    raise ConfigError(
+                        f"{_shown(clone_dir)} is not a git repository git can open",
+                        file=manifest.display_path(),
+                        line=manifest.lines.get(f"upstreams.{upstream.name}.url"),
+                        key=f"upstreams.{upstream.name}.url",
+                    )
+                # A clone this product made that git can no longer open: make it again.
                 shutil.rmtree(clone_dir)
             clone_dir.parent.mkdir(parents=True, exist_ok=True)
             repo = git.Repo.clone_from(source, clone_dir, progress=progress, no_checkout=True)
             action = "cloned"
+        _mark(repo, clone_dir, source)
     except git.GitCommandError as error:
         detail = (error.stderr or str(error)).strip().replace("\n", " ")
         raise ConfigError(
@@ -125,6 +153,86 @@ def fetch_upstream(
         has_pin = _has_commit(repo, upstream.pin)
     repo.close()
     return FetchResult(upstream.name, action, head, has_pin)
+
+
+def _git_dir(directory: Path) -> Path | None:
+    """The git directory of a repository at ``directory`` (``.git``, or itself when bare)."""
+    if (directory / ".git").is_dir():
+        return directory / ".git"
+    if (directory / "HEAD").is_file() and (directory / "objects").is_dir():
+        return directory
+    return None
+
+
+def _open(directory: Path) -> git.Repo | None:
+    try:
+        return git.Repo(directory)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None
+
+
+def _made_here(directory: Path, upstream: Upstream, source: str) -> bool:
+    """Whether ``directory`` is a clone this product made for ``upstream``, or the manifest's
+    source repository itself (a local upstream whose clone is the repository: fetching from it
+    deletes nothing).
+
+    A clone this product made holds `MARKER` in its git directory. One made before the marker
+    existed is recognised by what `fetch_upstream` always made: a ``.git`` directory and nothing
+    else (no checkout), whose origin is the manifest's URL; a person's working copy of the same
+    repository has its files checked out, and is not taken for one."""
+    if directory.is_symlink():
+        return False
+    if _has_marker(directory) or _is_source(directory, source):
+        return True
+    if not (directory / ".git").is_dir() or [e.name for e in directory.iterdir()] != [".git"]:
+        return False
+    repo = _open(directory)
+    if repo is None:
+        return False
+    try:
+        origins = [remote for remote in repo.remotes if remote.name == "origin"]
+        urls = set(origins[0].urls) if origins else set()
+    except git.GitCommandError:
+        urls = set()
+    finally:
+        repo.close()
+    return bool(urls & {source, upstream.url})
+
+
+def _has_marker(directory: Path) -> bool:
+    git_dir = _git_dir(directory)
+    return git_dir is not None and (git_dir / MARKER).is_file()
+
+
+def _mark(repo: git.Repo, directory: Path, source: str) -> None:
+    """Record in the clone's git directory that this product made it (never in the source
+    repository itself, when the clone is it)."""
+    if _is_source(directory, source):
+        return
+    marker = Path(repo.git_dir) / MARKER
+    if not marker.exists():
+        marker.write_text(
+            "Made by kb-generator's `upstreams fetch`: it may delete and clone this again.\n",
+            "utf-8",
+        )
+
+
+def _is_source(directory: Path, source: str) -> bool:
+    """``source`` is a local path to ``directory`` itself."""
+    if "://" in source or source.startswith("git@"):
+        return False
+    return Path(source).resolve() == directory.resolve()
+
+
+def _is_empty_directory(directory: Path) -> bool:
+    return directory.is_dir() and not directory.is_symlink() and not any(directory.iterdir())
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _has_commit(repo: git.Repo, sha: str) -> bool:

@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import difflib
 import re
+import string
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -36,6 +39,12 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 _TOP_KEYS = ("cache_dir", "upstreams")
 _UPSTREAM_KEYS = ("url", "branch", "pin", "prefixes", "search_roots", "web_url", "code_url")
 _REQUIRED_KEYS = ("url", "pin")
+CODE_URL_FIELDS = ("web_url", "kind", "commit", "path", "start", "end")
+"""The placeholders a ``code_url`` pattern may use (see generator.site.codelinks)."""
+_WEB_SCHEMES = ("http", "https")
+_URL_UNSAFE = frozenset("\"'<>\\`{}")
+"""Characters with no place in a link a reader clicks (quotes and angle brackets end an HTML
+attribute or tag)."""
 _GITHUB_URL = re.compile(
     r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
     r"(?P<slug>[^/]+/[^/]+?)(?:\.git)?/?$"
@@ -142,6 +151,7 @@ def load_manifest(path: Path) -> Manifest:
             raise _unknown_key(key, _TOP_KEYS, display, key_node)
         if key == "cache_dir":
             manifest.cache_dir = path.parent / _string(value_node, key, display)
+            _check_cache_dir(manifest, _string(value_node, key, display))
     if "upstreams" not in top:
         raise ConfigError(
             "missing key 'upstreams'",
@@ -156,7 +166,9 @@ def load_manifest(path: Path) -> Manifest:
         )
     for name, (name_node, spec_node) in upstream_nodes.items():
         manifest.lines[f"upstreams.{name}"] = name_node.start_mark.line + 1
-        if not _NAME.match(name):
+        # A name becomes a directory (cache_dir/NAME): letters, digits, _ . - only, never
+        # "..", "a/b" or a trailing newline (fullmatch, not match).
+        if not _NAME.fullmatch(name):
             raise ConfigError(
                 f"'{name}' is not a valid upstream name (letters, digits, _ . -)",
                 file=display,
@@ -199,6 +211,9 @@ def _upstream(name: str, node: yaml.Node, manifest: Manifest, display: str) -> U
             hint=f"use the full SHA, e.g. `git -C {_rel(manifest.cache_dir / name)} rev-parse "
             f"{pin or 'HEAD'}`",
         )
+    url_problem = _clone_url_problem(values["url"])
+    if url_problem:
+        raise manifest.error(url_problem, f"{where}.url", _CLONE_URL_HINT)
     prefixes = tuple(_directory(prefix) for prefix in values.get("prefixes", [f"{name}/"]))
     search_roots = tuple(_directory(root) for root in values.get("search_roots", []))
     web_url = values.get("web_url")
@@ -206,6 +221,25 @@ def _upstream(name: str, node: yaml.Node, manifest: Manifest, display: str) -> U
         github = _GITHUB_URL.match(values["url"])
         if github:
             web_url = f"https://github.com/{github.group('slug')}"
+    # web_url and code_url end up in every code link the site shows to readers: only http(s)
+    # links, and only patterns whose placeholders are filled in plainly.
+    if web_url is not None:
+        key = f"{where}.web_url" if "web_url" in values else f"{where}.url"
+        problem = web_url_problem(web_url)
+        if problem:
+            raise manifest.error(
+                f"'{web_url}' {problem}", key, "give the repository's https:// address"
+            )
+    code_url = values.get("code_url")
+    if code_url is not None:
+        problem = code_url_problem(code_url, web_url)
+        if problem:
+            raise manifest.error(
+                problem,
+                f"{where}.code_url",
+                "placeholders: " + ", ".join("{" + n + "}" for n in CODE_URL_FIELDS) + ", e.g. "
+                '"{web_url}/-/blob/{commit}/{path}#L{start}-{end}"',
+            )
     return Upstream(
         name=name,
         url=values["url"],
@@ -214,9 +248,97 @@ def _upstream(name: str, node: yaml.Node, manifest: Manifest, display: str) -> U
         prefixes=prefixes,
         search_roots=search_roots,
         web_url=web_url.rstrip("/") if web_url else None,
-        code_url=values.get("code_url"),
+        code_url=code_url,
         clone_dir=manifest.cache_dir / name,
     )
+
+
+def web_url_problem(url: str) -> str | None:
+    """What makes ``url`` unfit for a link shown to readers, or None: http or https with a host
+    only, no white space, control or invisible characters, quotes or angle brackets."""
+    bad = next((c for c in url if c in _URL_UNSAFE or unicodedata.category(c)[0] in "CZ"), None)
+    if bad is not None:
+        return f"contains {bad!r}, which has no place in a link"
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in _WEB_SCHEMES:
+        scheme = f"'{parts.scheme}:'" if parts.scheme else "no scheme"
+        return f"is not an http or https address ({scheme})"
+    if not parts.hostname:
+        return "has no host"
+    return None
+
+
+def code_url_problem(pattern: str, web_url: str | None) -> str | None:
+    """What is wrong with a ``code_url`` pattern, or None.
+
+    Only the known placeholders, each written plainly: a format spec (``{start:>30000000}``
+    builds a string of any size) or a conversion is refused, as are attribute and index lookups.
+    The links the pattern makes must be http or https."""
+    try:
+        fields = [
+            (name, spec, conversion)
+            for _, name, spec, conversion in string.Formatter().parse(pattern)
+            if name is not None
+        ]
+    except ValueError as error:
+        return f"not a valid pattern ({error})"
+    for name, spec, conversion in fields:
+        if name not in CODE_URL_FIELDS:
+            return f"unknown placeholder {{{name}}}"
+        if spec or conversion:
+            written = "{" + name + (f"!{conversion}" if conversion else "")
+            written += (f":{spec}" if spec else "") + "}"
+            return f"placeholder {written} has a format spec or conversion; write {{{name}}}"
+    names = {name for name, _, _ in fields}
+    if "commit" not in names or "path" not in names:
+        return "the pattern needs {commit} and {path}"
+    example = pattern.format(
+        web_url=web_url or "https://example.org/owner/repo",
+        kind="blob",
+        commit="0" * 40,
+        path="dir/file.py",
+        start=1,
+        end=2,
+    )
+    problem = web_url_problem(example)
+    if problem:
+        return f"makes links like '{example}', which {problem}"
+    return None
+
+
+_CLONE_URL_HINT = "a clone URL (https://, ssh://, git@host:path, file://) or a local path"
+
+
+def _clone_url_problem(url: str) -> str | None:
+    """What makes ``url`` unsafe to hand to ``git clone``, or None."""
+    if not url.strip():
+        return "is empty"
+    if url.startswith("-"):
+        return f"'{url}' starts with '-', which git would read as an option"
+    if url.lower().startswith("ext::"):
+        return f"'{url}' uses git's ext:: transport, which runs a command"
+    if any(unicodedata.category(c) == "Cc" for c in url):
+        return "contains a control character"
+    return None
+
+
+def _check_cache_dir(manifest: Manifest, value: str) -> None:
+    """Refuse a ``cache_dir`` that cannot hold clones safely: clones go to cache_dir/NAME."""
+    if not value.strip() or any(unicodedata.category(c) == "Cc" for c in value):
+        raise manifest.error(
+            "expected a directory path (no control characters)",
+            "cache_dir",
+            "e.g. cache_dir: .cache/upstreams",
+        )
+    cache = manifest.cache_dir.resolve()
+    root = manifest.root.resolve()
+    if cache == root or cache.is_relative_to(root / "docs"):
+        raise manifest.error(
+            f"'{value}' would put clones (cache_dir/NAME) among the knowledge base's own "
+            + ("files" if cache == root else "pages"),
+            "cache_dir",
+            "use a directory of its own, e.g. cache_dir: .cache/upstreams",
+        )
 
 
 _REQUIRED_HINTS = {
@@ -331,11 +453,12 @@ def _rel(path: Path) -> str:
         return str(path)
 
 
-def move_pin(manifest: Manifest, name: str, target: str) -> bool:
-    """Rewrite the SHA on the manifest's ``pin:`` line for ``name``; comments stay as they are."""
+def moved_pin_bytes(manifest: Manifest, name: str, target: str) -> bytes | None:
+    """The manifest's bytes with the SHA on ``name``'s ``pin:`` line replaced by ``target``
+    (comments stay as they are), or None when the pin is already there."""
     upstream = manifest.upstreams[name]
     if upstream.pin == target:
-        return False
+        return None
     line_number = manifest.lines[f"upstreams.{name}.pin"]
     raw = manifest.path.read_bytes()
     lines = raw.decode("utf-8").splitlines(keepends=True)
@@ -348,5 +471,13 @@ def move_pin(manifest: Manifest, name: str, target: str) -> bool:
             key=f"upstreams.{name}.pin",
         )
     lines[line_number - 1] = line.replace(upstream.pin, target, 1)
-    atomic_write(manifest.path, "".join(lines).encode("utf-8"))
+    return "".join(lines).encode("utf-8")
+
+
+def move_pin(manifest: Manifest, name: str, target: str) -> bool:
+    """Rewrite the SHA on the manifest's ``pin:`` line for ``name``; comments stay as they are."""
+    data = moved_pin_bytes(manifest, name, target)
+    if data is None:
+        return False
+    atomic_write(manifest.path, data)
     return True

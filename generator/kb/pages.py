@@ -23,6 +23,7 @@ import yaml
 
 from generator.files import atomic_write
 from generator.model import Finding
+from generator.yamlsafe import check_depth, check_expansion
 
 _BOM = "\ufeff"
 _OPENING = re.compile(r"---[ \t]*\r?\n")
@@ -108,34 +109,17 @@ def problem_findings(page: Page) -> list[Finding]:
     ]
 
 
-MAX_YAML_DEPTH = 64
-"""Deepest nesting of lists and mappings read: frontmatter needs a few levels, and libyaml's
-composer recurses in C (a deep enough document crashes the process, not just the parse)."""
-MAX_YAML_VALUES = 10_000
-"""Most values a document may stand for once its aliases are expanded: a few hundred bytes of
-aliases of aliases ("billion laughs") otherwise stand for gigabytes when written out."""
-
-
-class YAMLLimitError(yaml.YAMLError):
-    """A document beyond `MAX_YAML_DEPTH` or `MAX_YAML_VALUES`, or with an alias to itself."""
-
-    def __init__(self, problem: str) -> None:
-        super().__init__(problem)
-        self.problem = problem
-        self.problem_mark = None
-
-
 def load_yaml(text: str) -> Any:
     """Parse YAML safely, refusing duplicate keys, and documents too deep or too large once
     their aliases are expanded (`YAMLLimitError`). Raises `yaml.YAMLError`, or `ValueError` for
     a value its tag cannot build (``!!map [1]``, ``created: 2025-13-01``)."""
-    _check_depth(text)
+    check_depth(text, _UniqueKeyLoader)
     loader = _UniqueKeyLoader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
-        _check_expansion(node)
+        check_expansion(node)
         return loader.construct_document(node)
     except (TypeError, AttributeError, KeyError, IndexError, OverflowError) as error:
         # The constructors of the standard tags assume the node they get has the shape the tag
@@ -143,53 +127,6 @@ def load_yaml(text: str) -> Any:
         raise ValueError("a value does not have the form its YAML tag names") from error
     finally:
         loader.dispose()
-
-
-def _check_depth(text: str) -> None:
-    """Refuse nesting deeper than `MAX_YAML_DEPTH`, reading the event stream (which libyaml
-    produces without recursion) before anything is composed."""
-    depth = 0
-    for event in yaml.parse(text, Loader=_UniqueKeyLoader):
-        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-            depth += 1
-            if depth > MAX_YAML_DEPTH:
-                raise YAMLLimitError(f"nested more than {MAX_YAML_DEPTH} levels deep")
-        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-            depth -= 1
-
-
-def _check_expansion(root: yaml.Node) -> None:
-    """Refuse a document standing for more than `MAX_YAML_VALUES` values with its aliases
-    expanded, or holding an alias to a node it is inside of (a value containing itself)."""
-    sizes: dict[int, int] = {}
-    open_nodes: set[int] = set()
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while stack:
-        node, children_done = stack.pop()
-        key = id(node)
-        if children_done:
-            open_nodes.discard(key)
-            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
-            if sizes[key] > MAX_YAML_VALUES:
-                raise YAMLLimitError(
-                    f"stands for more than {MAX_YAML_VALUES} values once its aliases are expanded"
-                )
-            continue
-        if key in sizes:
-            continue
-        if key in open_nodes:
-            raise YAMLLimitError("an alias refers to a value that contains it")
-        open_nodes.add(key)
-        stack.append((node, True))
-        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
-
-
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    if isinstance(node, yaml.MappingNode):
-        return [part for pair in node.value for part in pair]
-    return []
 
 
 MAX_PAGE_BYTES = 16 * 1024 * 1024

@@ -371,6 +371,7 @@ class Resolver:
         """Read in one exchange with git the blobs that reaching the verdicts of ``records``
         in ``context`` will read one by one: those of `_direct_target`, certain to be read."""
         wanted: dict[str, list[str]] = {}
+        absent: dict[tuple[str, str], list[str]] = {}
         for record in records:
             if record[3] is not RefForm.PATH or record[5] is None or record[6] is None:
                 continue
@@ -379,8 +380,36 @@ class Resolver:
             direct = self._direct_target(record[4], context)
             if direct is not None:
                 wanted.setdefault(direct[0].name, []).append(direct[3])
+            else:
+                missing = self._missing_file(record[4], context)
+                if missing is not None:
+                    absent.setdefault(missing[0], []).append(missing[1])
         for name, shas in wanted.items():
             self._stores[name].read_ahead(shas)
+        for (name, commit), paths in absent.items():
+            self._stores[name].read_renames_ahead(paths, commit)
+
+    def _missing_file(self, path: str, context: PageContext) -> tuple[tuple[str, str], str] | None:
+        """For a path an upstream's prefix claims but its tree lacks at the page's commit (a
+        file-missing finding to come, which asks whether git recorded a rename): the store and
+        commit to ask, and the path. None in every other case."""
+        normal = _normal_path(path) if path else ""
+        if normal in ("", ".", "..") or normal.startswith(("../", "/")):
+            return None
+        upstream = self._route(normal)
+        if upstream is None or not self.cloned(upstream):
+            return None
+        try:
+            store = self.store(upstream)
+        except ConfigError:  # resolution opens it again, and reports why it cannot
+            return None
+        commit = self.commit_for(upstream, context)
+        if commit != upstream.pin and store.resolve(commit) != commit:
+            return None
+        tree = store.tree(commit)
+        if normal in tree or normal + "/" in store.directories(commit):
+            return None
+        return (upstream.name, commit), normal
 
     def _direct_target(self, path: str, context: PageContext) -> _DirectTarget | None:
         """Where the path ``path``, cited with a line range, leads in the common case: a path

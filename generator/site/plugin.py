@@ -32,8 +32,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
+import os
 import posixpath
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +53,7 @@ from mkdocs.utils.templates import TemplateContext
 from generator.refs.extract import scan
 from generator.upstream.manifest import ConfigError, Manifest, load_manifest
 from generator.model import Finding, ResolvedRef, Severity, printable
-from generator.kb.pages import Page, parse_page
+from generator.kb.pages import Page, PageUnreadable, load_page, read_page_bytes
 from generator.kb.paths import Curriculum, build_curriculum
 from generator.site import navigation
 from generator.site.background import Background, BackgroundFailed
@@ -323,7 +325,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         """Verify the pages and plan their code links; the findings and board come last."""
         page_files = list(source.page_files)
         report = verifier.verify(page_files) if verifier is not None else Report()
-        pages = _read_pages(page_files, verifier)
+        pages = _read_pages(page_files, verifier, source.docs_dir)
         if self.config.code_links and verifier is not None:
             refs_by_page: dict[str, list[ResolvedRef]] = {}
             for resolved in report.refs:
@@ -361,11 +363,12 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
     @event_priority(-50)  # after other plugins added or removed files
     def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
         self.state = BuildState()
+        _drop_unsafe_assets(files, Path(config.docs_dir))
         source = self._verification_input(files, config)
         if self.verification is None or self.verification.source != source:
             self._stop_verification()
             self.verification = self._start_verification(source)
-        self.state.pages = _read_pages(list(source.page_files), None)
+        self.state.pages = _read_pages(list(source.page_files), None, source.docs_dir)
         curriculum = build_curriculum(list(self.state.pages.values()))
         self.state.curriculum = curriculum
 
@@ -422,6 +425,21 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                 navigation.page_footer(curriculum, rel, href),
             )
         return generated
+
+    def on_page_read_source(self, page: MkDocsPage, *, config: MkDocsConfig) -> str | None:
+        """The page's Markdown, read as the verifier reads it: a page that is a FIFO, a device,
+        a link out of the docs or too large is not read (MkDocs would wait or read without end),
+        and one that is not UTF-8 is decoded with replacements (MkDocs would stop with a
+        traceback). Either is an error of the verification, which fails the build in ``on_env``
+        before any page is written."""
+        source = page.file.abs_src_path
+        if page.file.generated_by or not source:
+            return None
+        try:
+            raw = read_page_bytes(Path(source), Path(config.docs_dir))
+        except PageUnreadable:
+            return ""
+        return raw.decode("utf-8-sig", errors="replace")
 
     def on_pre_page(self, page: MkDocsPage, *, config: MkDocsConfig, files: Files) -> MkDocsPage:
         board = self.state.board
@@ -682,7 +700,34 @@ def format_finding(finding: Finding) -> str:
     return text
 
 
-def _read_pages(page_files: list[PageFile], verifier: Verifier | None) -> dict[str, Page]:
+def _drop_unsafe_assets(files: Files, docs_dir: Path) -> None:
+    """Keep MkDocs from copying into the site what is not a file of the docs: a FIFO or device
+    (copying would wait, or never end) or a symbolic link leading out of the docs directory
+    (copying would publish what it points at). Pages stay: the verification reports them and
+    ``on_page_read_source`` never reads them."""
+    root = os.path.realpath(docs_dir)
+    for file in list(files):
+        if file.is_documentation_page() or file.generated_by or not file.abs_src_path:
+            continue
+        source = file.abs_src_path
+        try:
+            regular = stat.S_ISREG(os.stat(source).st_mode)
+        except (OSError, ValueError):
+            regular = False
+        real = os.path.realpath(source)
+        if regular and (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
+            continue
+        files.remove(file)
+        log.warning(
+            "knowledge-base: '%s' is not copied into the site: it is not a regular file inside "
+            "the docs directory",
+            printable(file.src_uri),
+        )
+
+
+def _read_pages(
+    page_files: list[PageFile], verifier: Verifier | None, docs_dir: Path
+) -> dict[str, Page]:
     """Each page by ``rel``: the verifier's parsed page when it just read it, else read here.
 
     Taking the pages the verifier parsed saves reading and parsing every page twice per build;
@@ -692,9 +737,7 @@ def _read_pages(page_files: list[PageFile], verifier: Verifier | None) -> dict[s
     for page_file in page_files:
         page = verifier.parsed_page(page_file.rel) if verifier is not None else None
         if page is None or page.display != page_file.display:
-            page = parse_page(
-                page_file.source.read_bytes(), page_file.source, page_file.display, page_file.rel
-            )
+            page = load_page(page_file.source, page_file.display, page_file.rel, docs_dir)
         pages[page.rel] = page
     return pages
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.files import atomic_write
-from generator.kb.pages import Page, parse_page, render_page
+from generator.kb.pages import Page, load_page, render_page
 from generator.model import RefForm, Severity, Upstream
 from generator.refs.extract import extract_refs, scan
 from generator.refs.resolve import PageContext, Resolver, page_context
@@ -190,7 +190,7 @@ def plan_sync(
         for number, file in enumerate(files, 1):
             if notify and (number % 25 == 0 or number == len(files)):
                 notify(f"{upstream.name}: planning pages {number}/{len(files)}")
-            page = parse_page(file.source.read_bytes(), file.source, file.display, file.rel)
+            page = load_page(file.source, file.display, file.rel, root)
             if page.text is None or any(p.check == "frontmatter-invalid" for p in page.problems):
                 continue
             context = page_context(page.display, page.meta, manifest)

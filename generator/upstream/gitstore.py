@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}")
+_PATHS_PER_LOG = 500
+"""Paths per ``git log`` when looking for renames: well under any command-line length limit."""
 _SAFE_REVISION = re.compile(r"^[^\s\x00-\x1f\x7f~^:?*\[\\]+$")
 _BINARY_PROBE = 8000  # git's own heuristic: a NUL byte in the first 8000 bytes
 
@@ -288,6 +290,8 @@ class GitStore:
         self._directories: dict[str, frozenset[str]] = {}
         self._blobs: dict[str, BlobText] = {}
         self._renames: dict[tuple[str, str], str | None] = {}
+        self._renames_in: dict[str, bytes | None] = {}
+        """Each commit's changes with renames found (`git diff -M`), by commit."""
         self.blob_reads = 0
         """How many blobs were read from the object database (each at most once)."""
 
@@ -391,18 +395,74 @@ class GitStore:
         """Where ``path`` went if git recorded a rename before ``commit`` (following chains)."""
         key = (path, commit)
         if key not in self._renames:
-            self._renames[key] = self._follow_rename(path, commit)
+            self.read_renames_ahead([path], commit)
         return self._renames[key]
 
-    def _follow_rename(self, path: str, commit: str) -> str | None:
+    def read_renames_ahead(self, paths: Iterable[str], commit: str) -> None:
+        """Find out, for every path of ``paths`` missing at ``commit``, whether git recorded a
+        rename (`renamed_to`), with one ``git log`` for them all: a page citing a thousand files
+        that never existed costs one process, not a thousand. Only the paths that were deleted
+        at some point cost more: a ``git diff`` of the commit that removed each (once per
+        commit)."""
+        wanted = [
+            path
+            for path in dict.fromkeys(paths)
+            if (path, commit) not in self._renames and path not in self.tree(commit)
+        ]
+        for path in paths:
+            if (path, commit) not in self._renames and path in self.tree(commit):
+                self._renames[(path, commit)] = None
+        if not wanted:
+            return
+        last_touched = self._last_commits(wanted, commit)
+        for path in wanted:
+            last = last_touched.get(path)
+            self._renames[(path, commit)] = (
+                None if last is None else self._follow_rename(path, commit, last)
+            )
+
+    def _last_commits(self, paths: list[str], commit: str) -> dict[str, str]:
+        """The newest commit up to ``commit`` that touched each of ``paths`` (those it never
+        touched are left out)."""
+        found: dict[str, str] = {}
+        for first in range(0, len(paths), _PATHS_PER_LOG):
+            batch = paths[first : first + _PATHS_PER_LOG]
+            output = self.git(
+                "log",
+                "--format=%x01%H",
+                "--name-only",
+                "-z",
+                "--no-renames",
+                commit,
+                "--",
+                *(f":(literal){path}" for path in batch),
+            )
+            if output is None:
+                continue
+            sha = ""
+            for field in output.decode("utf-8", "surrogateescape").split("\x00"):
+                field = field.strip("\n")
+                if field.startswith("\x01"):
+                    sha, _, field = field[1:].partition("\n")
+                    field = field.strip("\n")
+                if field and sha and field not in found:
+                    found[field] = sha
+        return found
+
+    def _follow_rename(self, path: str, commit: str, last: str | None = None) -> str | None:
         tree = self.tree(commit)
         current = path
         for _ in range(10):  # renames chain rarely; bound the walk anyway
-            found = self.git("log", "-1", "--format=%H", commit, "--", current)
-            last = found.decode().strip() if found is not None else ""
+            if last is None:
+                found = self.git("log", "-1", "--format=%H", commit, "--", f":(literal){current}")
+                last = found.decode().strip() if found is not None else ""
             if not last:
                 return None
-            output = self.git("diff", "-M", "--name-status", "-z", f"{last}^", last)
+            output = self._renames_in.get(last)
+            if last not in self._renames_in:
+                output = self._renames_in[last] = self.git(
+                    "diff", "-M", "--name-status", "-z", f"{last}^", last
+                )
             if output is None:
                 return None
             fields = output.decode("utf-8", "surrogateescape").split("\x00")
@@ -420,5 +480,5 @@ class GitStore:
                 return None
             if destination in tree:
                 return destination
-            current = destination
+            current, last = destination, None
         return None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import stat
 import string
 import unicodedata
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ import yaml
 
 from generator.files import atomic_write
 from generator.model import Upstream
+from generator.yamlsafe import check_depth
 
 MANIFEST_NAME = "upstreams.yaml"
 DEFAULT_CACHE_DIR = ".cache/upstreams"
@@ -115,12 +117,24 @@ def find_manifest(start: Path) -> Path | None:
     return None
 
 
+MAX_MANIFEST_BYTES = 1024 * 1024
+"""Largest manifest read: a few upstreams take a few hundred bytes."""
+
+
 def load_manifest(path: Path) -> Manifest:
     """Load and validate a manifest. Raises `ConfigError`."""
     path = path.resolve()
     display = _display(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or device would hang or never end
+            raise ConfigError("not a regular file", file=display)
+        with path.open("rb") as file:
+            raw = file.read(MAX_MANIFEST_BYTES + 1)
+        if len(raw) > MAX_MANIFEST_BYTES:
+            raise ConfigError(
+                f"over {MAX_MANIFEST_BYTES // 1024} KiB, more than a manifest needs", file=display
+            )
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(
             "no such file",
@@ -129,8 +143,12 @@ def load_manifest(path: Path) -> Manifest:
         ) from None
     except UnicodeDecodeError as error:
         raise ConfigError(f"not valid UTF-8 ({error.reason})", file=display) from None
+    except OSError as error:
+        raise ConfigError(f"cannot be read: {error.strerror or error}", file=display) from None
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        check_depth(text, loader)
+        root = yaml.compose(text, Loader=loader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         problem = getattr(error, "problem", None) or str(error)

@@ -179,6 +179,7 @@ class Ingester:
         self.docs_root = docs_root.resolve()
         self.options = options
         self.verifier = Verifier(manifest, self.docs_root)
+        self._pages: dict[str, Page] | None = None
         self._scratch = tempfile.TemporaryDirectory(prefix="kb-ingest-")
 
     def close(self) -> None:
@@ -197,6 +198,7 @@ class Ingester:
         ``folder``: a sub-folder of the output directory to put it in (from a directory input).
         """
         page = self._read(source)
+        self._knowledge_base()  # (for the governance checks of `_verify`, too)
         destination = self._destination(source, folder)
         rel = destination.relative_to(self.docs_root).as_posix()
         display = _display(destination)
@@ -239,12 +241,22 @@ class Ingester:
             ]
         )
         result.data = render_page(final)
+        # The pages placed next see this one, as they would had it been written already.
+        self._knowledge_base()[rel] = final
         result.changed = not (destination.exists() and destination.read_bytes() == result.data)
         if not self.options.dry_run and result.changed:
             destination.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(destination, result.data)
             result.written = True
         return result
+
+    def _knowledge_base(self) -> dict[str, Page]:
+        """Every page of the docs by ``rel``: walked once, then kept up to date with each page
+        ingested, rather than walked again for every file (which made a folder quadratic)."""
+        if self._pages is None:
+            self._pages = {page.rel: page for page in load_pages(self.docs_root)}
+            self.verifier.knowledge_base = self._pages
+        return self._pages
 
     # ------------------------------------------------------------------------------------
     # Reading and placing the file
@@ -380,7 +392,7 @@ class Ingester:
             put("level", level, "from --level" if placement.level else "default for the kind")
         if kind not in ANALYSIS_KINDS:
             return
-        pages = load_pages(self.docs_root)
+        pages = list(self._knowledge_base().values())
         curriculum = build_curriculum(pages)
         paths = list(placement.paths)
         if not paths and not meta.get("paths") and not meta.get("path"):

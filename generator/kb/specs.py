@@ -24,7 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -837,8 +837,16 @@ def load_governance(
 _CURRICULUM_KEYS = ("paths", "path", "depends_on", "level", "order", "kind", "diagrams")
 
 
-def governance_findings(root: Path, docs_root: Path, pages: Sequence[Page]) -> list[Finding]:
+def governance_findings(
+    root: Path,
+    docs_root: Path,
+    pages: Sequence[Page],
+    knowledge_base: Mapping[str, Page] | None = None,
+) -> list[Finding]:
     """What the verifier adds to its report for ``pages`` (the pages of this run).
+
+    ``knowledge_base``: every page of the docs by ``rel``, when the caller keeps them (ingest,
+    which checks one page at a time): taken instead of walking the docs directory again.
 
     Page findings (lifecycle, spec, learning paths) are reported for the pages of the run; spec
     findings only when the run covers every page of the docs directory. A knowledge base with
@@ -849,7 +857,11 @@ def governance_findings(root: Path, docs_root: Path, pages: Sequence[Page]) -> l
         key in page.meta for page in pages for key in _CURRICULUM_KEYS
     ):
         return []
-    governance = load_governance(root, docs_root, pages)
+    if knowledge_base is None:
+        governance = load_governance(root, docs_root, pages)
+    else:
+        everything = {**knowledge_base, **{page.rel: page for page in pages}}
+        governance = load_governance(root, docs_root, list(everything.values()), walk=False)
     displays = {page.display for page in pages}
     findings = [
         f

@@ -53,7 +53,7 @@ from mkdocs.utils.templates import TemplateContext
 from generator.refs.extract import scan
 from generator.upstream.manifest import ConfigError, Manifest, load_manifest
 from generator.model import Finding, ResolvedRef, Severity, printable
-from generator.kb.pages import Page, PageUnreadable, load_page, read_page_bytes
+from generator.kb.pages import Page, PageUnreadable, load_page, parse_page, read_page_bytes
 from generator.kb.paths import Curriculum, build_curriculum
 from generator.site import navigation
 from generator.site.background import Background, BackgroundFailed
@@ -435,11 +435,18 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         source = page.file.abs_src_path
         if page.file.generated_by or not source:
             return None
+        _guard_render(page)
         try:
             raw = read_page_bytes(Path(source), Path(config.docs_dir))
         except PageUnreadable:
             return ""
-        return raw.decode("utf-8-sig", errors="replace")
+        text = raw.decode("utf-8-sig", errors="replace")
+        parsed = parse_page(text.encode(), Path(source), page.file.src_uri, page.file.src_uri)
+        if any(problem.check == "frontmatter-invalid" for problem in parsed.problems):
+            # Frontmatter the verifier refused (too deep, aliases expanding without end, tags
+            # on the wrong values) is not given to MkDocs' own YAML reading either.
+            return text[parsed.body_start :] if parsed.body_start else text.split("\n", 1)[-1]
+        return text
 
     def on_pre_page(self, page: MkDocsPage, *, config: MkDocsConfig, files: Files) -> MkDocsPage:
         board = self.state.board
@@ -700,16 +707,38 @@ def format_finding(finding: Finding) -> str:
     return text
 
 
+def _guard_render(page: MkDocsPage) -> None:
+    """Make a page that Python-Markdown cannot render (a table row of 20,000 cells, lists nested
+    a thousand deep: its recursion runs out) fail the build as an error naming the page, not as
+    a traceback from inside MkDocs."""
+    render = page.render
+
+    def guarded(config: MkDocsConfig, files: Files) -> None:
+        try:
+            render(config, files)
+        except (RecursionError, MemoryError) as error:
+            raise PluginError(
+                f"knowledge-base: '{printable(page.file.src_uri)}' cannot be rendered "
+                f"({type(error).__name__} in the Markdown renderer): simplify its nesting or "
+                "split its longest lines"
+            ) from None
+
+    page.render = guarded  # type: ignore[method-assign]
+
+
 def _drop_unsafe_assets(files: Files, docs_dir: Path) -> None:
     """Keep MkDocs from copying into the site what is not a file of the docs: a FIFO or device
     (copying would wait, or never end) or a symbolic link leading out of the docs directory
     (copying would publish what it points at). Pages stay: the verification reports them and
     ``on_page_read_source`` never reads them."""
     root = os.path.realpath(docs_dir)
+    written_root = os.path.abspath(docs_dir).rstrip(os.sep) + os.sep
     for file in list(files):
         if file.is_documentation_page() or file.generated_by or not file.abs_src_path:
             continue
         source = file.abs_src_path
+        if not os.path.abspath(source).startswith(written_root):
+            continue  # the theme's own files
         try:
             regular = stat.S_ISREG(os.stat(source).st_mode)
         except (OSError, ValueError):

@@ -425,6 +425,9 @@ class Verifier:
         self._links: LinkChecker | None = None
         self._unchecked: Counter[str] = Counter()
         """References of the run into upstreams with no clone, by upstream."""
+        self.knowledge_base: dict[str, Page] | None = None
+        """Every page of the docs by ``rel``, for a caller that keeps them up to date itself
+        (ingest): governance checks take them rather than walk the docs on every run."""
         self._forked_process = False
         """Whether this is the copy of the verifier in a forked process (`_Forked`)."""
 
@@ -478,7 +481,9 @@ class Verifier:
         report.refs = refs
         report.findings.extend(self._not_cloned())
         # Governance (generator/specs.py): lifecycle fields, specs, learning paths.
-        report.findings.extend(governance_findings(self.manifest.root, self.docs_root, pages))
+        report.findings.extend(
+            governance_findings(self.manifest.root, self.docs_root, pages, self.knowledge_base)
+        )
         report.findings = [f for f in report.findings if f.check not in self.ignore]
         report.findings.sort(key=Finding.sort_key)
         report.blob_reads = self.resolver.blob_reads

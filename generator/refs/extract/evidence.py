@@ -428,6 +428,12 @@ def _names(
     return found
 
 
+_SENTENCE_REACH = 2000
+"""Characters looked at either side of a reference for the sentence holding it."""
+_SENTENCE_LINES = 40
+"""Lines looked at either side of a reference's line for the block holding it."""
+
+
 def _sentence(layout: MarkdownLayout, offset: int) -> tuple[int, int]:
     """The sentence holding ``offset``: a table row, or the text between sentence ends within
     its paragraph or list item (soft line breaks do not end it)."""
@@ -442,13 +448,19 @@ def _sentence(layout: MarkdownLayout, offset: int) -> tuple[int, int]:
     # The block around: back to a blank line or the start of a list item, on to a blank line,
     # a new list item or a table.
     first = line
-    while first > 0 and not _LIST_ITEM.match(text[line_starts[first] : line_starts[first] + 12]):
+    while (
+        first > 0
+        and line - first < _SENTENCE_LINES
+        and not _LIST_ITEM.match(text[line_starts[first] : line_starts[first] + 12])
+    ):
         previous = text[line_starts[first - 1] : line_starts[first]].strip()
         if not previous or previous.startswith(("#", "|", "```", "~~~")):
             break
         first -= 1
     last_end = line_end
-    while last_end < len(text):
+    following_lines = 0
+    while last_end < len(text) and following_lines < _SENTENCE_LINES:
+        following_lines += 1
         following_end = text.find("\n", last_end + 1)
         following_end = len(text) if following_end == -1 else following_end
         following = text[last_end + 1 : following_end]
@@ -456,7 +468,10 @@ def _sentence(layout: MarkdownLayout, offset: int) -> tuple[int, int]:
         if not stripped or _LIST_ITEM.match(following) or stripped.startswith(("#", "|", "```")):
             break
         last_end = following_end
-    block_start = line_starts[first]
+    # Only so far either side: a paragraph of one enormous line would otherwise be searched
+    # from its start for every reference in it.
+    block_start = max(line_starts[first], offset - _SENTENCE_REACH)
+    last_end = min(last_end, offset + _SENTENCE_REACH)
     start, end = block_start, last_end
     for match in _SENTENCE_END.finditer(text, block_start, last_end):
         if match.start() < offset:

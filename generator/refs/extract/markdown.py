@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate, chain
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 # A fence line: optional indentation and blockquote markers, then ``` or ~~~ (3 or more).
 _FENCE_LINE = re.compile(
@@ -74,6 +74,9 @@ class MarkdownLayout:
     line_starts: list[int] = field(default_factory=list)
     fences: list[Fence] = field(default_factory=list)
     _fence_starts: list[int] = field(default_factory=list)
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    """What readers of the layout computed once per line or fence (see `refs.extract.refs`),
+    so that a thousand references on one line do not each search it again."""
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of an offset; the column counts characters."""

@@ -405,9 +405,29 @@ def _searchable_in(
         line_start, _ = layout.line_bounds(offset)
     if line_start <= fence.start:
         return False  # the opening fence line itself
-    before = layout.text[line_start:offset]
-    stripped = before.lstrip()
-    return stripped.startswith("*") or any(marker in before for marker in _COMMENT_MARKERS)
+    return offset >= _comment_from(layout, line_start)
+
+
+def _comment_from(layout: MarkdownLayout, line_start: int) -> int:
+    """The offset from which a reference on the line at ``line_start`` is in a comment: just
+    after the first comment marker, or after a leading ``*`` (a block comment's line); past the
+    end of the text when the line has neither. Found once per line."""
+    key = ("comment", line_start)
+    found = layout.memo.get(key)
+    if found is None:
+        text = layout.text
+        line_end = text.find("\n", line_start)
+        line_end = len(text) if line_end == -1 else line_end
+        found = len(text) + 1
+        first = len(text[line_start:line_end]) - len(text[line_start:line_end].lstrip())
+        if text.startswith("*", line_start + first):
+            found = line_start + first + 1
+        for marker in _COMMENT_MARKERS:
+            position = text.find(marker, line_start, line_end)
+            if position != -1:
+                found = min(found, position + len(marker))
+        layout.memo[key] = found
+    return found
 
 
 def _permalink_record(
@@ -650,7 +670,11 @@ def _diagram_text(block: str) -> bool:
 
 def _is_diagram(layout: MarkdownLayout, fence: Fence) -> bool:
     """A plain fence drawn with box-drawing characters or arrows: a call tree, searched whole."""
-    return _diagram_text(layout.text[fence.start : fence.end])
+    key = ("diagram", fence.start)
+    found = layout.memo.get(key)
+    if found is None:
+        found = layout.memo[key] = _diagram_text(layout.text[fence.start : fence.end])
+    return found
 
 
 # Code files a ``path:symbol`` reference may name (data files have keys, not symbols).

@@ -13,7 +13,7 @@ LEANSPEC_VERSION := 0.3.0
 LEANSPEC_STAMP := .cache/npm/.leanspec-$(LEANSPEC_VERSION)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup mermaid leanspec browser bench-sync bench-site bench-evidence demo demo-upstreams sync-upstream upstreams verify site serve test lint format bench clean
+.PHONY: help setup mermaid leanspec browser bench-sync bench-site bench-evidence fuzz demo demo-upstreams sync-upstream upstreams verify site serve test lint format bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -91,6 +91,10 @@ bench: $(STAMP)  ## time the verifier on 2,000 generated pages (50,000 refs)
 bench-evidence: $(STAMP)  ## evidence on a drift corpus: detection, --fix, pin suggest, its cost
 	$(BIN)/python scripts/bench_evidence.py
 	$(BIN)/python scripts/bench_verify.py --quotes --runs 5
+
+fuzz: $(STAMP)  ## hostile pages (4 x 500) through verify, ingest and the site; GitHub faults
+	$(BIN)/python scripts/fuzz.py --batches 4 --pages 500
+	$(BIN)/python scripts/fuzz_github.py
 
 bench-sync: $(STAMP)  ## sync 20,000 refs across a generated 200-commit history vs ground truth
 	$(BIN)/python scripts/bench_sync.py

@@ -84,6 +84,11 @@ CHECKS: dict[str, Check] = {
             "the page cannot be read: a special file, a broken link, too large, or refused",
         ),
         Check(
+            "page-too-deep",
+            _E,
+            "the page nests lists or block quotes over 100 levels (renderers cannot take it)",
+        ),
+        Check(
             "page-outside-docs",
             _E,
             "the page is a symbolic link leading out of the docs directory (not read)",

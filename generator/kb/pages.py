@@ -229,8 +229,7 @@ def _too_large(size: int) -> PageProblem:
         "page-unreadable",
         1,
         1,
-        f"is {size:,} bytes, over the {MAX_PAGE_BYTES // (1024 * 1024)} MiB a page may have; "
-        "it was not read",
+        f"is {size:,} bytes, over the {MAX_PAGE_BYTES:,} a page may have; it was not read",
         "split the page, or keep large files out of the docs directory",
     )
 
@@ -285,7 +284,29 @@ def parse_page(raw: bytes, source: Path, display: str, rel: str) -> Page:
     text = decoded[1:] if bom else decoded
     page = Page(source, display, rel, raw, text, bom=bom)
     _split_frontmatter(page)
+    deep = _TOO_DEEP.search(text, page.body_start)
+    if deep is not None:
+        page.problems.append(
+            PageProblem(
+                "page-too-deep",
+                text.count("\n", 0, deep.start()) + 1,
+                1,
+                f"nests lists or block quotes about {MAX_NESTING} levels deep or more: "
+                "Markdown renderers run out of stack or memory on it, so it is not published",
+                "flatten the nesting",
+            )
+        )
     return page
+
+
+MAX_NESTING = 100
+"""Deepest nesting of lists (two columns of indentation a level) and block quotes a page may
+have: Python-Markdown recurses per level, and a thousand levels take it gigabytes."""
+_TOO_DEEP = re.compile(
+    rf"^(?:[ \t]{{{2 * MAX_NESTING},}}(?:[-*+]|\d{{1,9}}[.)])(?:[ \t]|$)"
+    rf"|(?:>[ \t]?){{{MAX_NESTING},}})",
+    re.M,
+)
 
 
 def _split_frontmatter(page: Page) -> None:

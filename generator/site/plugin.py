@@ -235,6 +235,11 @@ class Additions:
 _HTML_TITLE = re.compile(r"\A\s*<h1\b[^>]*>.*?</h1>\n?", re.DOTALL)
 
 
+MAX_LINKED_REFS = 2000
+"""Most code references a page links: more is a generated dump, not a page to read, and linking
+each costs MkDocs a link to resolve and the page a mark to place."""
+
+
 class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
     supports_multiple_instances = False
 
@@ -333,6 +338,15 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             upstreams = verifier.manifest.upstreams
             for page in pages.values():
                 refs = refs_by_page.get(page.display)
+                if refs and len(refs) > MAX_LINKED_REFS:
+                    log.warning(
+                        "knowledge-base: %s has %d code references, more than the %d a page "
+                        "links: they are shown as text",
+                        printable(page.display),
+                        len(refs),
+                        MAX_LINKED_REFS,
+                    )
+                    refs = None
                 links = (
                     plan_links(scan(page.text, page.body_start), refs, upstreams)
                     if refs and page.text is not None
@@ -442,6 +456,8 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             return ""
         text = raw.decode("utf-8-sig", errors="replace")
         parsed = parse_page(text.encode(), Path(source), page.file.src_uri, page.file.src_uri)
+        if any(problem.check == "page-too-deep" for problem in parsed.problems):
+            return ""  # the verification fails the build on it; rendering it would not end well
         if any(problem.check == "frontmatter-invalid" for problem in parsed.problems):
             # Frontmatter the verifier refused (too deep, aliases expanding without end, tags
             # on the wrong values) is not given to MkDocs' own YAML reading either.

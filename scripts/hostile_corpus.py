@@ -409,7 +409,7 @@ def build(root: Path, pages: int = 500, seed: int = 1, kinds: list[str] | None =
     )
     (root / "mkdocs.yml").write_text(
         "site_name: Hostile\ndocs_dir: docs\nplugins:\n  - knowledge-base:\n"
-        "      manifest: upstreams.yaml\n      mermaid: \"\"\n",
+        '      manifest: upstreams.yaml\n      mermaid: ""\n',
         "utf-8",
     )
     docs = root / "docs"

@@ -17,6 +17,7 @@ from generator.checks import severity_of
 from generator.model import Finding, Link
 
 _INDEX_NAMES = ("index.md", "README.md")
+_MAX_SUGGESTIONS_PER_PAGE = 50
 
 
 def _kind(path: Path) -> str:
@@ -39,6 +40,8 @@ class LinkChecker:
         self._anchors_of = anchors_of
         # What each target in the docs is, looked up once: pages link to the same few pages.
         self._targets: dict[str, tuple[str, str | None]] = {}
+        self._listings: dict[str, list[str]] = {}
+        self._suggested: dict[str, int] = {}
 
     def check(self, link: Link, page_rel: str, page_source: Path) -> list[Finding]:
         if not link.target_path:
@@ -75,7 +78,10 @@ class LinkChecker:
         elif kind != "file":
             return [
                 self._finding(
-                    link, "link-missing", f"'{link.text}' does not exist", self._closest(target)
+                    link,
+                    "link-missing",
+                    f"'{link.text}' does not exist",
+                    self._closest(target, page_rel),
                 )
             ]
         if link.fragment is not None and target.endswith(".md"):
@@ -116,16 +122,30 @@ class LinkChecker:
             )
         ]
 
-    def _closest(self, target: str) -> str | None:
-        directory = self.docs_root / posixpath.dirname(target)
-        if _kind(directory) != "directory":
+    def _closest(self, target: str, page_rel: str) -> str | None:
+        # A page of thousands of missing links (a dump, a generated index) gets suggestions for
+        # its first few: each costs a fuzzy match against the whole directory.
+        searched = self._suggested.get(page_rel, 0)
+        if searched >= _MAX_SUGGESTIONS_PER_PAGE:
             return None
-        try:
-            names = sorted(entry.name for entry in directory.iterdir())
-        except OSError:
+        self._suggested[page_rel] = searched + 1
+        names = self._names_in(posixpath.dirname(target))
+        if not names:
             return None
         close = difflib.get_close_matches(posixpath.basename(target), names, n=1, cutoff=0.6)
         return f"did you mean '{close[0]}'?" if close else None
+
+    def _names_in(self, directory: str) -> list[str]:
+        """The entries of a directory of the docs, sorted, listed once per run."""
+        names = self._listings.get(directory)
+        if names is None:
+            path = self.docs_root / directory
+            try:
+                names = sorted(entry.name for entry in path.iterdir())
+            except (OSError, ValueError):
+                names = []
+            self._listings[directory] = names
+        return names
 
     @staticmethod
     def _finding(link: Link, check: str, message: str, suggestion: str | None = None) -> Finding:

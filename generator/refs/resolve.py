@@ -229,6 +229,8 @@ class Resolver:
         self._verdicts: dict[tuple[Any, ...], dict[VerdictKey, ResolvedRef]] = {}
         self._search_order: dict[str | None, list[Upstream]] = {}
         self._direct_targets: dict[tuple[Any, ...], dict[str, _DirectTarget | None]] = {}
+        self._basenames: dict[tuple[int, str], dict[str, list[str]]] = {}
+        self._pools: dict[tuple[int, str, str, str], list[str]] = {}
         self._narrowing = False
         """Whether the verdict being reached had several files to choose from."""
         self._narrowed: set[VerdictKey] = set()
@@ -932,21 +934,18 @@ class Resolver:
         suggestion = None
         message = f"'{path}' does not exist at {at}"
         renamed = store.renamed_to(path, commit)
-        tree = store.tree(commit)
         if renamed:
             suggestion = renamed + suffix
             message += f"; git records it as renamed to '{renamed}'"
         else:
             basename = path.rsplit("/", 1)[-1]
-            same_name = [p for p in tree if p.rsplit("/", 1)[-1] == basename]
+            same_name = self._by_basename(store, commit).get(basename, [])
             if same_name:
                 suggestion = " or ".join(p + suffix for p in same_name[:3])
             else:
-                extension = posixpath.splitext(path)[1]
-                pool = [p for p in tree if p.endswith(extension)] if extension else list(tree)
-                close = difflib.get_close_matches(path, pool, n=1, cutoff=0.6)
+                close = self._closest_path(store, commit, path)
                 if close:
-                    suggestion = close[0] + suffix
+                    suggestion = close + suffix
         head = store.resolve(upstream.branch)
         if head and head != commit and path in store.tree(head):
             message += (
@@ -956,6 +955,32 @@ class Resolver:
         self._add(
             result, "file-missing", message, f"did you mean {suggestion}?" if suggestion else None
         )
+
+    def _by_basename(self, store: GitStore, commit: str) -> dict[str, list[str]]:
+        """The files of the commit by their name, indexed once per commit: a page citing
+        thousands of missing files would otherwise go through the whole tree for each."""
+        key = (id(store), commit)
+        index = self._basenames.get(key)
+        if index is None:
+            index = self._basenames[key] = {}
+            for candidate in store.tree(commit):
+                index.setdefault(candidate.rsplit("/", 1)[-1], []).append(candidate)
+        return index
+
+    def _closest_path(self, store: GitStore, commit: str, path: str) -> str | None:
+        """The file of the commit most like ``path``: among those with its extension and under
+        its top directory (a fuzzy match against every file of a large tree, for every missing
+        file, is what made pages of missing files slow)."""
+        extension = posixpath.splitext(path)[1]
+        top = path.split("/", 1)[0] + "/" if "/" in path else ""
+        key = (id(store), commit, extension, top)
+        pool = self._pools.get(key)
+        if pool is None:
+            pool = self._pools[key] = [
+                p for p in store.tree(commit) if p.endswith(extension) and p.startswith(top)
+            ]
+        close = difflib.get_close_matches(path, pool, n=1, cutoff=0.6)
+        return close[0] if close else None
 
     def _check_symbol(self, result: ResolvedRef, blob: BlobText, path: str, at: str) -> None:
         ref = result.ref

@@ -185,6 +185,13 @@ class Verification:
             self._take()
         return self._outcome
 
+    def failed(self) -> Outcome | None:
+        """The outcome, when it came before the pages' links: the build fails on its errors."""
+        if self._outcome is not None and not self._links:
+            if any(f.severity is Severity.ERROR for f in self._outcome.findings):
+                return self._outcome
+        return None
+
     def close(self) -> None:
         self._items.close()
 
@@ -327,10 +334,33 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
     def _verify(
         self, source: VerificationInput, verifier: Verifier | None
     ) -> Iterator[PlannedLinks | Outcome]:
-        """Verify the pages and plan their code links; the findings and board come last."""
+        """Verify the pages and plan their code links; the findings and board come last, or
+        alone when a one-off build is to fail on them."""
         page_files = list(source.page_files)
         report = verifier.verify(page_files) if verifier is not None else Report()
         pages = _read_pages(page_files, verifier, source.docs_dir)
+        findings: list[Finding] = []
+        curriculum = build_curriculum(list(pages.values()))
+        if self.config.verify:
+            findings.extend(report.findings)
+            findings.extend(curriculum.findings)
+            for page in pages.values():
+                missing = frontmatter_missing(page)
+                if missing is not None:
+                    findings.append(missing)
+                findings.extend(mermaid_findings(page))
+        ignored = set(self.config.ignore)
+        findings = _unique_sorted(f for f in findings if f.check not in ignored)
+        outcome = Outcome(report.pages, len(report.refs), report.links, findings)
+        if source.board:
+            outcome.board = self._board_markdown(
+                source, report, pages, curriculum, outcome, verifier
+            )
+        if self.command == "build" and any(f.severity is Severity.ERROR for f in findings):
+            # The build fails on these: no page will be written, so none needs its links (the
+            # pages ask for them first, and stop the build on seeing this outcome instead).
+            yield outcome
+            return
         if self.config.code_links and verifier is not None:
             refs_by_page: dict[str, list[ResolvedRef]] = {}
             for resolved in report.refs:
@@ -353,23 +383,6 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                     else []
                 )
                 yield PlannedLinks(page.rel, len(page.text or ""), links)
-        findings: list[Finding] = []
-        curriculum = build_curriculum(list(pages.values()))
-        if self.config.verify:
-            findings.extend(report.findings)
-            findings.extend(curriculum.findings)
-            for page in pages.values():
-                missing = frontmatter_missing(page)
-                if missing is not None:
-                    findings.append(missing)
-                findings.extend(mermaid_findings(page))
-        ignored = set(self.config.ignore)
-        findings = _unique_sorted(f for f in findings if f.check not in ignored)
-        outcome = Outcome(report.pages, len(report.refs), report.links, findings)
-        if source.board:
-            outcome.board = self._board_markdown(
-                source, report, pages, curriculum, outcome, verifier
-            )
         yield outcome
 
     # -- files: curriculum, nav, generated files
@@ -656,6 +669,12 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
 
     def _link_code(self, markdown: str, source: Page) -> str:
         planned = self.verification.links(source.rel) if self.verification is not None else None
+        failed = self.verification.failed() if self.verification is not None else None
+        if failed is not None and self.command == "build":
+            # Known before MkDocs renders the rest: stop now rather than render pages (hundreds,
+            # some huge) that will not be written.
+            self._stop_verification()
+            self._report(failed)
         if planned is None or not planned.links:
             return markdown
         text = source.text or ""

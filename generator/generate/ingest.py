@@ -243,6 +243,7 @@ class Ingester:
         result.data = render_page(final)
         # The pages placed next see this one, as they would had it been written already.
         self._knowledge_base()[rel] = final
+        self.verifier.forget_pages()
         result.changed = not (destination.exists() and destination.read_bytes() == result.data)
         if not self.options.dry_run and result.changed:
             destination.parent.mkdir(parents=True, exist_ok=True)

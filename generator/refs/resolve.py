@@ -301,6 +301,13 @@ class Resolver:
         """What ``ref`` cites in ``context``, with its findings; the caller may add to it."""
         return self.relocated(ref, self.verdict(ref, context))
 
+    def forget_verdicts(self) -> None:
+        """Drop the verdicts reached so far (the clones' trees and blobs stay read): for a
+        caller checking pages one at a time, which would otherwise keep every verdict of every
+        page until it ends."""
+        self._verdicts.clear()
+        self._direct_targets.clear()
+
     def verdicts_in(self, context: PageContext) -> dict[VerdictKey, ResolvedRef]:
         """The verdicts reached so far in ``context``, by `verdict_key`, for callers that look
         many references up at once (`verdict` fills it)."""

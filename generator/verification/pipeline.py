@@ -434,6 +434,13 @@ class Verifier:
     def close(self) -> None:
         self.resolver.close()
 
+    def forget_pages(self) -> None:
+        """Drop what the verifier kept of the pages it read and of their references' verdicts:
+        for a caller that verifies pages one by one and will not ask about them again (ingest),
+        so that what it holds does not grow with every page."""
+        self._parsed.clear()
+        self.resolver.forget_verdicts()
+
     def __enter__(self) -> Verifier:
         return self
 

@@ -89,6 +89,11 @@ CHECKS: dict[str, Check] = {
             "the page nests lists or block quotes over 100 levels (renderers cannot take it)",
         ),
         Check(
+            "page-too-many-refs",
+            _E,
+            "the page cites over 10,000 code references: only the first 10,000 are checked",
+        ),
+        Check(
             "page-outside-docs",
             _E,
             "the page is a symbolic link leading out of the docs directory (not read)",

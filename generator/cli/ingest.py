@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,6 +80,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
 def run_ingest(args: argparse.Namespace) -> int:
     from generator.generate.ingest import Ingested, IngestError, IngestOptions, ingest
     from generator.verification.pipeline import docs_root_for
+    from generator.verification.report import json_document
 
     manifest = load_manifest(args.manifest)
     try:
@@ -111,14 +111,16 @@ def run_ingest(args: argparse.Namespace) -> int:
             progress.show(f"ingesting: {done}/{total}")
 
     try:
-        results = ingest(args.files, manifest, docs_root, options, on_progress)
+        results = ingest(
+            args.files, manifest, docs_root, options, on_progress, keep_content=args.diff
+        )
     except IngestError as error:
         sys.stderr.write(f"error: {error}\n")
         return EXIT_USAGE
     finally:
         progress.done()
     if args.format == "json":
-        sys.stdout.write(json.dumps(_json(results, args.dry_run), indent=2, ensure_ascii=False))
+        sys.stdout.write(json_document(_json(results, args.dry_run)))
         sys.stdout.write("\n")
     else:
         for result in results:

@@ -165,6 +165,17 @@ class Ingested:
         return sum(1 for f in self.findings if f.severity is Severity.WARNING)
 
 
+def _outline(page: Page) -> Page:
+    """What placing and checking another page reads of ``page``: its frontmatter and title
+    (the learning paths, levels and orders, the spec), not its body: a knowledge base of large
+    pages is kept whole in memory otherwise, for the whole run."""
+    if page.text is None:
+        return replace(page, raw=b"")
+    title = first_heading(page)
+    outline = page.text[: page.body_start] + (f"# {title}\n" if title else "")
+    return replace(page, raw=b"", text=outline)
+
+
 class Ingester:
     """Ingests files into the knowledge base of ``manifest``, whose pages live in ``docs_root``."""
 
@@ -242,7 +253,7 @@ class Ingester:
         )
         result.data = render_page(final)
         # The pages placed next see this one, as they would had it been written already.
-        self._knowledge_base()[rel] = final
+        self._knowledge_base()[rel] = _outline(final)
         self.verifier.forget_pages()
         result.changed = not (destination.exists() and destination.read_bytes() == result.data)
         if not self.options.dry_run and result.changed:
@@ -255,7 +266,7 @@ class Ingester:
         """Every page of the docs by ``rel``: walked once, then kept up to date with each page
         ingested, rather than walked again for every file (which made a folder quadratic)."""
         if self._pages is None:
-            self._pages = {page.rel: page for page in load_pages(self.docs_root)}
+            self._pages = {page.rel: _outline(page) for page in load_pages(self.docs_root)}
             self.verifier.knowledge_base = self._pages
         return self._pages
 
@@ -533,10 +544,13 @@ def ingest(
     docs_root: Path,
     options: IngestOptions,
     progress: Callable[[int, int], None] | None = None,
+    keep_content: bool = True,
 ) -> list[Ingested | IngestError]:
     """Ingest every file (directories: every Markdown file below them).
 
-    A file that cannot be ingested yields its `IngestError`; the others go on.
+    A file that cannot be ingested yields its `IngestError`; the others go on. Without
+    ``keep_content``, each result's ``original`` and ``data`` are let go once the page is
+    written (or, with ``dry_run``, planned): a folder of large pages is not held in memory.
     """
     files = expand(sources)
     if options.output is not None and len(files) > 1:
@@ -545,7 +559,10 @@ def ingest(
     with Ingester(manifest, docs_root, options) as ingester:
         for done, (source, folder) in enumerate(files, 1):
             try:
-                results.append(ingester.ingest(source, folder))
+                result = ingester.ingest(source, folder)
+                if not keep_content:
+                    result.original = result.data = b""
+                results.append(result)
             except IngestError as error:
                 results.append(error)
             if progress is not None:

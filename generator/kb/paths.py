@@ -49,13 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.kb.pages import (
-    Page,
-    PageUnreadable,
-    parse_page,
-    read_page_bytes,
-    unreadable_page,
-)
+from generator.kb.pages import Page, load_page
 from generator.model import Finding, Severity
 
 LEVELS: tuple[str, ...] = ("beginner", "intermediate", "advanced", "expert")
@@ -250,32 +244,9 @@ def load_pages(
                 pages.append(reuse[rel])
                 continue
             display = f"{prefix.rstrip('/')}/{rel}" if prefix not in ("", ".") else rel
-            pages.append(_unchanged_or_load(source, display, rel, docs_root))
+            pages.append(load_page(source, display, rel, docs_root))
     pages.sort(key=lambda page: page.rel)
     return pages
-
-
-_READ_BEFORE: dict[tuple[str, str, str], Page] = {}
-"""Pages `load_pages` parsed, by file and name: the knowledge base is walked again for every
-page ingest places or the verifier checks alone, and a page whose bytes did not change since is
-not parsed again (its frontmatter's YAML is most of what reading a page costs)."""
-_READ_BEFORE_LIMIT = 50_000
-
-
-def _unchanged_or_load(source: Path, display: str, rel: str, docs_root: Path) -> Page:
-    try:
-        raw = read_page_bytes(source, docs_root)
-    except PageUnreadable as unreadable:
-        return unreadable_page(source, display, rel, unreadable.problem)
-    key = (str(source), display, rel)
-    known = _READ_BEFORE.get(key)
-    if known is not None and known.raw == raw:
-        return known
-    page = parse_page(raw, source, display, rel)
-    if len(_READ_BEFORE) >= _READ_BEFORE_LIMIT:
-        _READ_BEFORE.clear()
-    _READ_BEFORE[key] = page
-    return page
 
 
 def load_curriculum(docs_root: Path, prefix: str | None = None) -> Curriculum:

@@ -210,6 +210,26 @@ class _PageRefs(NamedTuple):
     findings: dict[int, list[Finding]]
 
 
+MAX_REFS_PER_PAGE = 10_000
+"""Most references checked on one page: a page citing more is a dump (a log, a generated
+listing), not an analysis, and checking every one would hold all of them and their findings."""
+
+
+def _too_many_refs(page: Page, count: int) -> None:
+    """Say on ``page`` that only its first `MAX_REFS_PER_PAGE` references are checked."""
+    if any(problem.check == "page-too-many-refs" for problem in page.problems):
+        return
+    page.problems.append(
+        PageProblem(
+            "page-too-many-refs",
+            1,
+            1,
+            f"cites {count:,} code references; only the first {MAX_REFS_PER_PAGE:,} were checked",
+            "split the page: an analysis cites the lines it explains, not thousands",
+        )
+    )
+
+
 class _FoundAgain(Sequence[RefRecord]):
     """The references of a page taken from the cache, found again in its text when first read
     (a run that only counts them, as all do but ``--list-refs`` and the site, never does)."""
@@ -224,6 +244,7 @@ class _FoundAgain(Sequence[RefRecord]):
         if self._found is None:
             page = self._page
             found = ref_records(scan(page.text or "", page.body_start), self._options)
+            found = found[:MAX_REFS_PER_PAGE]  # as `Verifier._extract` kept them
             # The same text, configuration and program (the cache's fingerprint): the same
             # references, in the same order as the verdicts kept for them. Anything else is a
             # bug, and must not pair references with the wrong verdicts.
@@ -603,6 +624,9 @@ class Verifier:
                 kept = ([], None)
             return _Extracted(page, None, 0, [], kept)
         records = ref_records(layout, self.options)
+        if len(records) > MAX_REFS_PER_PAGE:
+            _too_many_refs(page, len(records))
+            records = records[:MAX_REFS_PER_PAGE]
         evidence = None
         if records and self.proving:
             evidence = collect_evidence(layout, records, weak=False)

@@ -163,6 +163,13 @@ def format_json(report: Report, list_refs: bool = False, fixes: FixResult | None
     data = report_json(report, list_refs)
     if fixes is not None:
         data["fixes"] = fixes_json(fixes)
+    return json_document(data)
+
+
+def json_document(data: dict[str, Any]) -> str:
+    """``data`` as JSON: each item of a top-level list on a line of its own, written by the C
+    encoder (``indent`` would turn it off: seconds and hundreds of megabytes for a report of
+    a hundred thousand findings)."""
     lines = ["{"]
     last = len(data) - 1
     for index, (key, value) in enumerate(data.items()):

@@ -102,7 +102,7 @@ def verify_parser(prog: str) -> argparse.ArgumentParser:
 
 def run_verify(args: argparse.Namespace) -> int:
     from generator.verification.pipeline import verify
-    from generator.verification.report import format_fixes, format_github, format_json, format_text
+    from generator.verification.report import format_fixes, format_github, format_text, write_json
 
     if args.list_checks:
         for check in CHECKS.values():
@@ -140,7 +140,7 @@ def run_verify(args: argparse.Namespace) -> int:
         if args.format == "text":
             sys.stdout.write(format_fixes(fixes))
     if args.format == "json":
-        sys.stdout.write(format_json(report, list_refs=args.list_refs, fixes=fixes))
+        write_json(report, sys.stdout, list_refs=args.list_refs, fixes=fixes)
     elif args.format == "github":
         sys.stdout.write(format_github(report))
     else:

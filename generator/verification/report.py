@@ -19,8 +19,10 @@ JSON schema (version 1, stable; fields are only ever added)::
 
 from __future__ import annotations
 
+import io
 import json
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, TextIO
 
 from generator.model import Finding, Severity, printable
 from generator.verification.fix import FixResult
@@ -80,7 +82,9 @@ def _finding_json(finding: Finding) -> dict[str, Any]:
     }
 
 
-def report_json(report: Report, list_refs: bool = False) -> dict[str, Any]:
+def report_json(report: Report, list_refs: bool = False, lazy: bool = False) -> dict[str, Any]:
+    """The report as JSON data (see the schema above). With ``lazy``, the findings and
+    references are iterators, made as `write_json_document` writes them."""
     data: dict[str, Any] = {
         "version": JSON_SCHEMA_VERSION,
         "summary": {
@@ -90,10 +94,10 @@ def report_json(report: Report, list_refs: bool = False) -> dict[str, Any]:
             "errors": report.errors,
             "warnings": report.warnings,
         },
-        "findings": [_finding_json(finding) for finding in report.findings],
+        "findings": map(_finding_json, report.findings),
     }
     if list_refs:
-        data["refs"] = [
+        data["refs"] = (
             {
                 "page": resolved.ref.page,
                 "line": resolved.ref.line,
@@ -109,7 +113,7 @@ def report_json(report: Report, list_refs: bool = False) -> dict[str, Any]:
                 "style": resolved.ref.style,
             }
             for resolved in report.refs
-        ]
+        )
     return data
 
 
@@ -160,28 +164,49 @@ def format_json(report: Report, list_refs: bool = False, fixes: FixResult | None
     line, easy to grep; written by the json module's C encoder, which ``indent`` would turn off
     (a report lists tens of thousands of references). With ``fixes`` (``--fix``), a ``fixes``
     object says what was rewritten."""
-    data = report_json(report, list_refs)
+    text = io.StringIO()
+    write_json(report, text, list_refs, fixes)
+    return text.getvalue()
+
+
+def write_json(
+    report: Report, stream: TextIO, list_refs: bool = False, fixes: FixResult | None = None
+) -> None:
+    """`format_json`, written to ``stream`` a finding at a time: a report of a hundred thousand
+    findings is never held as JSON data or text."""
+    data = report_json(report, list_refs, lazy=True)
     if fixes is not None:
         data["fixes"] = fixes_json(fixes)
-    return json_document(data)
+    write_json_document(data, stream)
 
 
 def json_document(data: dict[str, Any]) -> str:
-    """``data`` as JSON: each item of a top-level list on a line of its own, written by the C
-    encoder (``indent`` would turn it off: seconds and hundreds of megabytes for a report of
-    a hundred thousand findings)."""
-    lines = ["{"]
+    """`write_json_document` as text."""
+    text = io.StringIO()
+    write_json_document(data, text)
+    return text.getvalue()
+
+
+def write_json_document(data: dict[str, Any], stream: TextIO) -> None:
+    """``data`` as JSON: each item of a top-level list (or iterator) on a line of its own,
+    written by the C encoder (``indent`` would turn it off: seconds and hundreds of megabytes
+    for a report of a hundred thousand findings)."""
+    stream.write("{\n")
     last = len(data) - 1
     for index, (key, value) in enumerate(data.items()):
         comma = "," if index < last else ""
-        if isinstance(value, list) and value:
-            lines.append(f"  {_json_value(key)}: [")
-            lines.append(",\n".join(f"    {_json_value(item)}" for item in value))
-            lines.append(f"  ]{comma}")
+        if isinstance(value, (list, Iterator)):
+            first = True
+            for item in value:
+                if first:
+                    stream.write(f"  {_json_value(key)}: [\n    {_json_value(item)}")
+                    first = False
+                else:
+                    stream.write(f",\n    {_json_value(item)}")
+            stream.write(f"  {_json_value(key)}: []{comma}\n" if first else f"\n  ]{comma}\n")
         else:
-            lines.append(f"  {_json_value(key)}: {_json_value(value)}{comma}")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+            stream.write(f"  {_json_value(key)}: {_json_value(value)}{comma}\n")
+    stream.write("}\n")
 
 
 def _json_value(value: object) -> str:

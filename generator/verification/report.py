@@ -114,6 +114,10 @@ def report_json(report: Report, list_refs: bool = False, lazy: bool = False) -> 
             }
             for resolved in report.refs
         )
+    if not lazy:
+        for key in ("findings", "refs"):
+            if key in data:
+                data[key] = list(data[key])
     return data
 
 

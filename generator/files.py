@@ -6,11 +6,9 @@ import os
 from pathlib import Path
 
 
-def atomic_write(path: Path, data: bytes | tuple[bytes, ...], *, durable: bool = True) -> None:
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never half.
-    ``data`` may be a tuple of parts, written one after the other (a large file need not be
-    joined in memory first). ``durable=False`` skips the sync to disk, for files that may be
-    lost (a cache)."""
+    ``durable=False`` skips the sync to disk, for files that may be lost (a cache)."""
     import tempfile  # only writers need it; verifying reads (and starts faster without it)
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -18,8 +16,7 @@ def atomic_write(path: Path, data: bytes | tuple[bytes, ...], *, durable: bool =
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            for part in data if isinstance(data, tuple) else (data,):
-                handle.write(part)
+            handle.write(data)
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())

@@ -243,7 +243,7 @@ class VerifyCache:
     def _write(self, path: Path, entries: dict[str, CachedPage]) -> None:
         payload = pickle.dumps((self.fingerprint, entries), protocol=pickle.HIGHEST_PROTOCOL)
         mac = hmac.new(self._key, payload, hashlib.sha256).digest()
-        atomic_write(path, (_MAGIC, mac, payload), durable=False)
+        atomic_write(path, _MAGIC + mac + payload, durable=False)
 
 
 _MAGIC = b"kb-verify-cache 1\n"

@@ -36,3 +36,8 @@ def shown_path(path: Path | str | None) -> str:
         return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
+
+
+def inside(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or below it (both real paths: `os.path.realpath`)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)

@@ -250,7 +250,7 @@ def test_a_bug_exits_3_with_a_short_message_and_the_traceback_in_a_file(tmp_path
     details = crash_file.read_text("utf-8")
     crash_file.unlink()
     assert "Traceback" in details and "ZeroDivisionError" in details
-    assert "ghp_secret123456" not in details and "<GITHUB_TOKEN>" in details
+    assert "ghp_secret123456" not in details and "<token hidden>" in details
 
 
 def test_a_manifest_nested_without_end_is_a_configuration_error(hostile_kb: KB) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from generator import __version__
 from generator.cli import demo, generate, ingest, pin, specs, sync, upstreams, verify
 from generator.cli.common import EXIT_INTERNAL, EXIT_USAGE, Parser
-from generator.github.client import TOKEN_VARIABLES
+from generator.github.client import scrub_tokens
 from generator.model import printable
 from generator.upstream.manifest import ConfigError
 
@@ -90,11 +90,7 @@ def _dispatch(args: argparse.Namespace) -> int:
 def _internal_error(error: Exception) -> int:
     """Say that the command failed on a bug, keep the traceback in a file for the report, and
     exit with `EXIT_INTERNAL`: a distinct status, so that a script tells a crash from findings."""
-    details = "".join(traceback.format_exception(error))
-    for variable in TOKEN_VARIABLES:  # a traceback may quote a request or its headers
-        secret = os.environ.get(variable)
-        if secret:
-            details = details.replace(secret, f"<{variable}>")
+    details = scrub_tokens("".join(traceback.format_exception(error)))  # it may quote a request
     where = None
     try:
         descriptor, name = tempfile.mkstemp(prefix="kb-generator-crash-", suffix=".txt")

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from generator.files import atomic_write
+from generator.files import atomic_write, inside
 from generator.model import Finding
 from generator.yamlsafe import check_depth, check_expansion
 
@@ -193,10 +193,10 @@ def _check_link(source: Path, docs_root: Path | None) -> None:
     if docs_root is None:
         return
     root = os.path.realpath(docs_root)
-    if not _within(os.path.realpath(source.parent), root):
+    if not inside(os.path.realpath(source.parent), root):
         return  # a page given from elsewhere: not one the site publishes
     target = os.path.realpath(source)
-    if not _within(target, root):
+    if not inside(target, root):
         raise PageUnreadable(
             PageProblem(
                 "page-outside-docs",
@@ -207,10 +207,6 @@ def _check_link(source: Path, docs_root: Path | None) -> None:
                 "copy the page into the docs directory, or remove the link",
             )
         )
-
-
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _unreadable(source: Path, error: OSError) -> PageProblem:

@@ -398,16 +398,23 @@ class Resolver:
         for (name, commit), paths in absent.items():
             self._stores[name].read_renames_ahead(paths, commit)
 
-    def _missing_file(self, path: str, context: PageContext) -> tuple[tuple[str, str], str] | None:
-        """For a path an upstream's prefix claims but its tree lacks at the page's commit (a
-        file-missing finding to come, which asks whether git recorded a rename): the store and
-        commit to ask, and the path. None in every other case."""
+    def _claimed(self, path: str) -> tuple[str, Upstream] | None:
+        """``path`` normalised, and the upstream whose prefix claims it (none for a path that
+        leaves the repository or that no prefix claims)."""
         normal = _normal_path(path) if path else ""
         if normal in ("", ".", "..") or normal.startswith(("../", "/")):
             return None
         upstream = self._route(normal)
-        if upstream is None or not self.cloned(upstream):
+        return None if upstream is None else (normal, upstream)
+
+    def _missing_file(self, path: str, context: PageContext) -> tuple[tuple[str, str], str] | None:
+        """For a path an upstream's prefix claims but its tree lacks at the page's commit (a
+        file-missing finding to come, which asks whether git recorded a rename): the store and
+        commit to ask, and the path. None in every other case."""
+        claimed = self._claimed(path)
+        if claimed is None or not self.cloned(claimed[1]):
             return None
+        normal, upstream = claimed
         try:
             store = self.store(upstream)
         except ConfigError:  # resolution opens it again, and reports why it cannot
@@ -432,13 +439,11 @@ class Resolver:
             targets = self._direct_targets[context.key] = {}
         elif path in targets:
             return targets[path]
-        normal = _normal_path(path) if path else ""
-        upstream = None
-        if normal not in ("", ".", "..") and not normal.startswith(("../", "/")):
-            upstream = self._route(normal)
-        if upstream is None:
+        claimed = self._claimed(path)
+        if claimed is None:
             targets[path] = None
             return None
+        normal, upstream = claimed
         store = self._stores.get(upstream.name)
         if store is None:
             return None  # not kept: the clone may be opened later

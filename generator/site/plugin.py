@@ -50,11 +50,13 @@ from mkdocs.structure.files import File, Files, InclusionLevel, get_files
 from mkdocs.structure.pages import Page as MkDocsPage
 from mkdocs.utils.templates import TemplateContext
 
-from generator.refs.extract import scan
-from generator.upstream.manifest import ConfigError, Manifest, load_manifest
-from generator.model import Finding, ResolvedRef, Severity, printable
-from generator.kb.pages import Page, PageUnreadable, load_page, parse_page, read_page_bytes
+from generator.files import inside
+from generator.kb.pages import Page, load_page
 from generator.kb.paths import Curriculum, build_curriculum
+from generator.kb.specs import is_governed, load_governance
+from generator.model import Finding, ResolvedRef, Severity, printable
+from generator.refs.extract import scan
+from generator.refs.slugs import github_slug
 from generator.site import navigation
 from generator.site.background import Background, BackgroundFailed
 from generator.site.codelinks import (
@@ -69,10 +71,9 @@ from generator.site.codelinks import (
     wrap_links,
 )
 from generator.site.pagechecks import frontmatter_missing, mermaid_findings
-from generator.refs.slugs import github_slug
-from generator.kb.specs import is_governed, load_governance
-from generator.verification.pipeline import PageFile, Report, Verifier
+from generator.upstream.manifest import ConfigError, Manifest, load_manifest
 from generator.verification.cache import VerifyCache
+from generator.verification.pipeline import PageFile, Report, Verifier
 
 log = logging.getLogger("mkdocs.plugins.knowledge_base")
 
@@ -463,19 +464,18 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         if page.file.generated_by or not source:
             return None
         _guard_render(page)
-        try:
-            raw = read_page_bytes(Path(source), Path(config.docs_dir))
-        except PageUnreadable:
-            return ""
-        text = raw.decode("utf-8-sig", errors="replace")
-        parsed = parse_page(text.encode(), Path(source), page.file.src_uri, page.file.src_uri)
-        if any(problem.check == "page-too-deep" for problem in parsed.problems):
+        rel = page.file.src_uri
+        read = self.state.pages.get(rel) or load_page(Path(source), rel, rel, Path(config.docs_dir))
+        if read.text is None:  # not UTF-8 (its bytes), or not read at all (none)
+            return read.raw.decode("utf-8-sig", errors="replace")
+        problems = {problem.check for problem in read.problems}
+        if "page-too-deep" in problems:
             return ""  # the verification fails the build on it; rendering it would not end well
-        if any(problem.check == "frontmatter-invalid" for problem in parsed.problems):
+        if "frontmatter-invalid" in problems:
             # Frontmatter the verifier refused (too deep, aliases expanding without end, tags
             # on the wrong values) is not given to MkDocs' own YAML reading either.
-            return text[parsed.body_start :] if parsed.body_start else text.split("\n", 1)[-1]
-        return text
+            return read.body if read.body_start else read.text.split("\n", 1)[-1]
+        return read.text
 
     def on_pre_page(self, page: MkDocsPage, *, config: MkDocsConfig, files: Files) -> MkDocsPage:
         board = self.state.board
@@ -779,7 +779,7 @@ def _drop_unsafe_assets(files: Files, docs_dir: Path) -> None:
         except (OSError, ValueError):
             regular = False
         real = os.path.realpath(source)
-        if regular and (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
+        if regular and inside(real, root):
             continue
         files.remove(file)
         log.warning(

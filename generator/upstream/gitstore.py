@@ -393,10 +393,8 @@ class GitStore:
 
     def renamed_to(self, path: str, commit: str) -> str | None:
         """Where ``path`` went if git recorded a rename before ``commit`` (following chains)."""
-        key = (path, commit)
-        if key not in self._renames:
-            self.read_renames_ahead([path], commit)
-        return self._renames[key]
+        self.read_renames_ahead([path], commit)
+        return self._renames.get((path, commit))
 
     def read_renames_ahead(self, paths: Iterable[str], commit: str) -> None:
         """Find out, for every path of ``paths`` missing at ``commit``, whether git recorded a
@@ -404,14 +402,12 @@ class GitStore:
         that never existed costs one process, not a thousand. Only the paths that were deleted
         at some point cost more: a ``git diff`` of the commit that removed each (once per
         commit)."""
+        tree = self.tree(commit)
         wanted = [
             path
             for path in dict.fromkeys(paths)
-            if (path, commit) not in self._renames and path not in self.tree(commit)
+            if (path, commit) not in self._renames and path not in tree
         ]
-        for path in paths:
-            if (path, commit) not in self._renames and path in self.tree(commit):
-                self._renames[(path, commit)] = None
         if not wanted:
             return
         last_touched = self._last_commits(wanted, commit)

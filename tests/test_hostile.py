@@ -341,3 +341,19 @@ def test_ingest_refuses_what_is_not_a_page_and_writes_nothing(hostile_kb: KB) ->
         assert result.returncode == 2, result.stderr
         assert "not a file" in result.stderr
     assert sorted(p.name for p in hostile_kb.docs.rglob("*")) == before
+
+
+def test_a_page_of_over_10000_references_is_checked_up_to_the_limit_and_says_so(
+    hostile_kb: KB,
+) -> None:
+    refs = " ".join(f"`lib/core.py:{n % 15 + 1}`" for n in range(10_005))
+    hostile_kb.page("dump.md", f"# Dump\n\n{refs}\n", False)
+    for cache in (True, True, False):  # written, then read from the cache, then afresh
+        report = hostile_kb.verify("docs/dump.md", cache=cache)
+        assert len(report.refs) == 10_000
+        assert [(f.check, f.message) for f in report.findings] == [
+            (
+                "page-too-many-refs",
+                "cites 10,005 code references; only the first 10,000 were checked",
+            )
+        ]

@@ -135,3 +135,14 @@ def test_invalid_date_value_is_a_problem_not_a_crash(tmp_path):
     assert problem.check == "frontmatter-invalid"
     assert "invalid value" in problem.message
     assert render_page(page) == (tmp_path / "p.md").read_bytes()
+
+
+def test_a_page_of_text_keeps_its_bytes_once_and_gives_them_back_exactly(tmp_path):
+    raw = ("\ufeff---\ntitle: x\n---\n中文 text\r\n").encode()
+    page = page_from(raw, tmp_path)
+    assert page.undecoded == b""  # the text is the only copy held
+    assert page.raw == raw
+    undecodable = page_from(b"\xff\xfe not UTF-8\n", tmp_path)
+    assert undecodable.text is None
+    assert undecodable.raw == b"\xff\xfe not UTF-8\n"
+    assert render_page(undecodable) == b"\xff\xfe not UTF-8\n"

@@ -170,10 +170,10 @@ def _outline(page: Page) -> Page:
     (the learning paths, levels and orders, the spec), not its body: a knowledge base of large
     pages is kept whole in memory otherwise, for the whole run."""
     if page.text is None:
-        return replace(page, raw=b"")
+        return replace(page, undecoded=b"")
     title = first_heading(page)
     outline = page.text[: page.body_start] + (f"# {title}\n" if title else "")
-    return replace(page, raw=b"", text=outline)
+    return replace(page, text=outline)
 
 
 class Ingester:

@@ -48,7 +48,9 @@ class Page:
     """The path as the user gave it (``docs/analysis/x.md``); used in every finding."""
     rel: str
     """Path relative to the docs root, with forward slashes."""
-    raw: bytes
+    undecoded: bytes
+    """The file's bytes when they are not valid UTF-8 (``text`` is None), else empty: ``raw``
+    gives them back from ``text``, so a page of text is not held twice."""
     text: str | None
     bom: bool = False
     frontmatter: str | None = None
@@ -57,6 +59,17 @@ class Page:
     """Offset in ``text`` where the body begins (just after the closing delimiter line)."""
     meta: dict[str, Any] = field(default_factory=dict)
     problems: list[PageProblem] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.text is not None:
+            self.undecoded = b""
+
+    @property
+    def raw(self) -> bytes:
+        """The file's bytes, exactly as read (UTF-8 decodes and encodes back to the same bytes)."""
+        if self.text is None:
+            return self.undecoded
+        return ((_BOM if self.bom else "") + self.text).encode("utf-8")
 
     @property
     def body(self) -> str:
@@ -278,7 +291,7 @@ def parse_page(raw: bytes, source: Path, display: str, rel: str) -> Page:
         return Page(source, display, rel, raw, None, problems=[problem])
     bom = decoded.startswith(_BOM)
     text = decoded[1:] if bom else decoded
-    page = Page(source, display, rel, raw, text, bom=bom)
+    page = Page(source, display, rel, b"", text, bom=bom)
     _split_frontmatter(page)
     deep = _TOO_DEEP.search(text, page.body_start)
     if deep is not None:

@@ -47,7 +47,7 @@ from generator.upstream.manifest import Manifest
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 """Part of the fingerprint. The program's sources are too, so a change to this program already
 verifies every page again; this number says so for a reader of the file."""
 CACHE_DIRECTORY = ".verify-cache"
@@ -93,7 +93,7 @@ class CachedPage:
         rather than None when there is one, so that `restored_page` knows to decode it.)"""
         bare = Page.__new__(Page)
         bare.__dict__.update(
-            page.__dict__, source=None, raw=b"", text=None if page.text is None else ""
+            page.__dict__, source=None, undecoded=b"", text=None if page.text is None else ""
         )
         return bare
 
@@ -105,7 +105,9 @@ class CachedPage:
             text = decoded[1:] if self.page.bom else decoded
         # A shallow copy, field by field (`dataclasses.replace` costs several times as much).
         page = Page.__new__(Page)
-        page.__dict__.update(self.page.__dict__, source=source, raw=data, text=text)
+        page.__dict__.update(
+            self.page.__dict__, source=source, undecoded=data if text is None else b"", text=text
+        )
         return page
 
 

@@ -361,11 +361,16 @@ class _Parsed:
             self._layout = scan(self.page.text, self.page.body_start)
         return self._layout
 
+    def release(self) -> None:
+        """Drop the layout once the page's references and links are found: it is several times
+        the page's size, and only a link to the page's anchors needs it again (rescanned then)."""
+        self._layout = None
+
     def anchors(self) -> set[str] | None:
-        layout = self.layout
-        if layout is None:
-            return None
         if self._anchors is None:
+            layout = self.layout
+            if layout is None:
+                return None
             self._anchors = extract_anchors(layout)
         return self._anchors
 
@@ -567,7 +572,7 @@ class Verifier:
     def _parse(self, file: PageFile) -> _Parsed:
         parsed = self._run_parsed.get(file.rel)
         if parsed is None or parsed.file is not file:
-            data = self._run_data.get(file)
+            data = self._run_data.pop(file, None)  # (read once: the page keeps its bytes)
             problem = self._run_unreadable.get(file)
             if problem is not None:
                 page = unreadable_page(file.source, file.display, file.rel, problem)
@@ -638,6 +643,7 @@ class Verifier:
         ]
         if self.cache is not None:
             kept = (links, parsed.anchors())
+        parsed.release()
         return _Extracted(page, records, len(links), link_findings, kept, evidence=evidence)
 
     def _extract_all(self, files: Sequence[PageFile], workers: int) -> Iterator[_Extracted]:

@@ -144,5 +144,25 @@ CHECKS: dict[str, Check] = {
 }
 
 
+PAGE_GOVERNANCE_CHECKS = frozenset(
+    {
+        "field-missing",
+        "field-invalid",
+        "page-no-spec",
+        "prerequisite-missing",
+        "prerequisite-cycle",
+        "path-order-conflict",
+        "page-not-in-path",
+        "path-page-missing",
+        "level-invalid",
+        "order-invalid",
+    }
+)
+"""What a knowledge base asks of a page's frontmatter (lifecycle, spec, learning paths), as
+opposed to what makes a page wrong (its references, links and anchors). On a page that names no
+spec, under ``governance: lenient`` (the default), these are warnings: a page not yet placed in
+the knowledge base (a fresh import) is published, and a page that is wrong is not."""
+
+
 def severity_of(check_id: str) -> Severity:
     return CHECKS[check_id].severity

@@ -88,6 +88,7 @@ def test_valid_manifest_with_defaults(tmp_path):
             None,
         ),
         ("", None, None, "the manifest is empty", None),
+        ("governance: harsh\nupstreams: {}\n", 1, "governance", "not a governance mode", "strict"),
         (
             f"upstreams:\n  a:\n    url:\n    pin: {SHA}\n",
             3,
@@ -107,6 +108,7 @@ def test_valid_manifest_with_defaults(tmp_path):
         "duplicate",
         "prefix-clash",
         "empty",
+        "governance-mode",
         "null-url",
     ],
 )
@@ -255,3 +257,12 @@ def test_safe_web_and_code_urls_load(tmp_path):
     assert a.web_url == "https://gitlab.example.org/group/a"
     assert a.code_url == "{web_url}/-/{kind}/{commit}/{path}#L{start}-{end}"
     assert manifest.cache_dir == tmp_path / "../clones"
+
+
+@pytest.mark.parametrize("text", ["upstreams:\n", "upstreams: {}\n"])
+def test_a_knowledge_base_just_made_declares_no_upstream_yet(tmp_path, text):
+    path = tmp_path / "upstreams.yaml"
+    path.write_text("# made by kb init\n" + text, "utf-8")
+    manifest = load_manifest(path)
+    assert manifest.upstreams == {}
+    assert manifest.governance == "lenient"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import markdown
 
+from generator.checks import PAGE_GOVERNANCE_CHECKS
 from generator.kb.specs import estimate_tokens, normalise, validate
 from generator.verification.board import PageHealth, _pages_table
 
@@ -298,3 +299,36 @@ def test_a_page_title_is_escaped_once_in_the_boards_table():
     assert table[2].startswith("| [Fix \\[x\\] a\\\\b\\|c](x.md) |")
     html = markdown.markdown("\n".join(table), extensions=["tables"])
     assert '<a href="x.md">Fix [x] a\\b|c</a>' in html
+
+
+def governance_report(root: Path, mode: str | None) -> dict[tuple[str, str], str]:
+    """Each governance finding of ``verify docs`` in ``root`` as (check, page) -> severity."""
+    header = f"governance: {mode}\n" if mode else ""
+    (root / "upstreams.yaml").write_text(header + "upstreams: {}\n", "utf-8")
+    result = cli(root, "verify", "docs", "--format", "json", "--no-cache")
+    assert result.returncode in (0, 1), result.stderr
+    return {
+        (f["check"], f["page"].rsplit("/", 1)[-1]): f["severity"]
+        for f in json.loads(result.stdout)["findings"]
+        if f["check"] in PAGE_GOVERNANCE_CHECKS
+    }
+
+
+def test_governance_errors_on_a_page_without_a_spec_are_warnings_unless_strict(tmp_path):
+    root = kb(tmp_path)
+    (root / "docs" / "imported.md").write_text("# Imported from elsewhere\n\nText.\n", "utf-8")
+    placed = root / "docs/analysis/pr-2-review.md"
+    placed.write_text(placed.read_text("utf-8").replace("created:", "made:"), "utf-8")
+
+    lenient = governance_report(root, None)
+    assert lenient == governance_report(root, "lenient")
+    # The page no spec governs yet: every governance finding is a warning.
+    assert lenient[("page-no-spec", "imported.md")] == "warning"
+    assert lenient[("field-missing", "imported.md")] == "warning"
+    assert lenient[("page-not-in-path", "imported.md")] == "warning"
+    # A page that names its spec has opted in: its missing field stays an error.
+    assert lenient[("field-missing", "pr-2-review.md")] == "error"
+
+    strict = governance_report(root, "strict")
+    assert strict.keys() == lenient.keys()
+    assert set(strict.values()) == {"error"}

@@ -25,10 +25,11 @@ import datetime as dt
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from generator.checks import PAGE_GOVERNANCE_CHECKS
 from generator.kb.diagrams import diagram_findings
 from generator.kb.pages import Page, load_page, problem_findings
 from generator.kb.paths import (
@@ -842,8 +843,12 @@ def governance_findings(
     docs_root: Path,
     pages: Sequence[Page],
     knowledge_base: Mapping[str, Page] | None = None,
+    *,
+    strict: bool = True,
 ) -> list[Finding]:
     """What the verifier adds to its report for ``pages`` (the pages of this run).
+
+    ``strict``: False for ``governance: lenient`` (`lenient`).
 
     ``knowledge_base``: every page of the docs by ``rel``, when the caller keeps them (ingest,
     which checks one page at a time): taken instead of walking the docs directory again.
@@ -875,7 +880,21 @@ def governance_findings(
     ]
     if {page.rel for page in pages} >= {page.rel for page in governance.pages}:
         findings.extend(governance.spec_findings)
-    return findings
+    return findings if strict else lenient(findings, pages)
+
+
+def lenient(findings: Iterable[Finding], pages: Iterable[Page]) -> list[Finding]:
+    """``findings`` with the page-governance errors of pages that name no spec as warnings
+    (`PAGE_GOVERNANCE_CHECKS`): the page has not opted in to the knowledge base's governance."""
+    unplaced = {page.display for page in pages if page.meta.get("spec") in (None, "")}
+    return [
+        replace(finding, severity=Severity.WARNING)
+        if finding.severity is Severity.ERROR
+        and finding.check in PAGE_GOVERNANCE_CHECKS
+        and finding.page in unplaced
+        else finding
+        for finding in findings
+    ]
 
 
 def validate(root: Path, docs_root: Path) -> list[Finding]:

@@ -574,6 +574,14 @@ class Resolver:
             searched = [u for u in self._searched_upstreams(context) if self.cloned(u)]
             where = ", ".join(f"{u.name}@{self.commit_for(u, context)[:7]}" for u in searched)
             unsearched = [u.name for u in self.manifest.upstreams.values() if not self.cloned(u)]
+            if not self.manifest.upstreams:  # a knowledge base just made: nothing to look in
+                self._add(
+                    result,
+                    "unattributed",
+                    f"no upstream is declared to look for '{path}' in",
+                    "declare one: kb upstreams add NAME URL",
+                )
+                return
             if unsearched:  # it may well be there: say so, do not call it missing
                 self._add(
                     result,

@@ -38,7 +38,10 @@ MANIFEST_NAME = "upstreams.yaml"
 DEFAULT_CACHE_DIR = ".cache/upstreams"
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-_TOP_KEYS = ("cache_dir", "upstreams")
+_TOP_KEYS = ("cache_dir", "governance", "upstreams")
+GOVERNANCE_MODES = ("lenient", "strict")
+"""``governance:``: ``lenient`` (the default) reports the lifecycle and learning-path findings of
+a page that names no spec as warnings; ``strict`` reports them as errors on every page."""
 _UPSTREAM_KEYS = ("url", "branch", "pin", "prefixes", "search_roots", "web_url", "code_url")
 _REQUIRED_KEYS = ("url", "pin")
 CODE_URL_FIELDS = ("web_url", "kind", "commit", "path", "start", "end")
@@ -88,6 +91,8 @@ class Manifest:
     path: Path
     cache_dir: Path
     upstreams: dict[str, Upstream] = field(default_factory=dict)
+    governance: str = "lenient"
+    """One of `GOVERNANCE_MODES`."""
     lines: dict[str, int] = field(default_factory=dict)
     """Line of each key (``upstreams.slime.pin``), for error messages."""
 
@@ -170,6 +175,17 @@ def load_manifest(path: Path) -> Manifest:
         if key == "cache_dir":
             manifest.cache_dir = path.parent / _string(value_node, key, display)
             _check_cache_dir(manifest, _string(value_node, key, display))
+        if key == "governance":
+            mode = _string(value_node, key, display)
+            if mode not in GOVERNANCE_MODES:
+                raise ConfigError(
+                    f"'{mode}' is not a governance mode",
+                    file=display,
+                    line=key_node.start_mark.line + 1,
+                    key=key,
+                    hint="use 'lenient' (the default) or 'strict'",
+                )
+            manifest.governance = mode
     if "upstreams" not in top:
         raise ConfigError(
             "missing key 'upstreams'",
@@ -177,11 +193,9 @@ def load_manifest(path: Path) -> Manifest:
             line=1,
             hint="declare each upstream under 'upstreams:' (see README.md)",
         )
-    upstream_nodes = _mapping(top["upstreams"][1], "upstreams", display)
-    if not upstream_nodes:
-        raise ConfigError(
-            "no upstreams declared", file=display, line=manifest.lines["upstreams"], key="upstreams"
-        )
+    # None of them yet is a knowledge base just made (`kb init`): its references are reported as
+    # unattributed until `kb upstreams add` declares one.
+    upstream_nodes = _mapping(top["upstreams"][1], "upstreams", display, empty_ok=True)
     for name, (name_node, spec_node) in upstream_nodes.items():
         manifest.lines[f"upstreams.{name}"] = name_node.start_mark.line + 1
         # A name becomes a directory (cache_dir/NAME): letters, digits, _ . - only, never
@@ -385,7 +399,12 @@ def _check_prefixes(manifest: Manifest, display: str) -> None:
             owners[prefix] = upstream.name
 
 
-def _mapping(node: yaml.Node, where: str, display: str) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+def _mapping(
+    node: yaml.Node, where: str, display: str, *, empty_ok: bool = False
+) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+    """The keys of a mapping node; with ``empty_ok``, a key with no value (``upstreams:``) too."""
+    if empty_ok and isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null"):
+        return {}
     if not isinstance(node, yaml.MappingNode):
         raise ConfigError(
             f"expected a mapping of keys to values, found {_kind(node)}",

@@ -515,7 +515,13 @@ class Verifier:
         report.findings.extend(self._not_cloned())
         # Governance (generator/specs.py): lifecycle fields, specs, learning paths.
         report.findings.extend(
-            governance_findings(self.manifest.root, self.docs_root, pages, self.knowledge_base)
+            governance_findings(
+                self.manifest.root,
+                self.docs_root,
+                pages,
+                self.knowledge_base,
+                strict=self.manifest.governance == "strict",
+            )
         )
         report.findings = [f for f in report.findings if f.check not in self.ignore]
         report.findings.sort(key=Finding.sort_key)

@@ -16,13 +16,14 @@ import traceback
 from collections.abc import Sequence
 
 from generator import __version__
-from generator.cli import demo, generate, ingest, pin, specs, sync, upstreams, verify
+from generator.cli import demo, generate, ingest, init, pin, specs, sync, upstreams, verify
 from generator.cli.common import EXIT_INTERNAL, EXIT_USAGE, Parser
 from generator.github.client import scrub_tokens
 from generator.model import printable
 from generator.upstream.manifest import ConfigError
 
 HANDLERS = {
+    **init.HANDLERS,
     **verify.HANDLERS,
     **upstreams.HANDLERS,
     **sync.HANDLERS,
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv: debug)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands.required = True
+    init.add_commands(commands)
     verify.add_commands(commands)
     upstreams.add_commands(commands)
     sync.add_commands(commands)

@@ -13,6 +13,7 @@ the lifecycle fields, the spec, its kind, level and paths, and a body skeleton f
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -268,3 +269,124 @@ def new_page(
     text = f"---\n{front}---\n\n# {title}\n\n{body}"
     atomic_write(target, text.encode("utf-8"))
     return Created(target, path)
+
+
+# --------------------------------------------------------------------------------------------
+# A knowledge base of one's own: ``kb init``
+
+STARTER = Path(__file__).with_name("starter")
+"""The files ``kb init`` writes, with ``{placeholders}`` (see `init_knowledge_base`)."""
+
+_STARTER_FILES: dict[str, str] = {
+    "mkdocs.yml": "mkdocs.yml",
+    "upstreams.yaml": "upstreams.yaml",
+    "docs/index.md": "index.md",
+    ".gitignore": "gitignore",
+    ".pre-commit-config.yaml": "pre-commit-config.yaml",
+    ".github/workflows/site.yml": "site.yml",
+    "requirements.txt": "requirements.txt",
+    ".lean-spec/config.json": "lean-spec-config.json",
+    ".lean-spec/templates/spec-template.md": "spec-template.md",
+}
+"""Each file of a new knowledge base (relative to its root) and the starter file it comes from."""
+
+
+@dataclass(frozen=True)
+class Initialized:
+    root: Path
+    site_name: str
+    spec_id: str
+    files: list[Path]
+    """Every file written, relative to ``root``, in the order written."""
+    requirement: str
+    """What ``requirements.txt`` installs kb-generator from."""
+    requirement_known: bool
+    """Whether that is where this installation came from (else a line to edit before CI runs)."""
+
+
+def init_knowledge_base(
+    root: Path,
+    name: str | None = None,
+    *,
+    requirement: tuple[str, bool] | None = None,
+    today: dt.date | None = None,
+) -> Initialized:
+    """Write a new knowledge base into ``root`` (created if missing): its site configuration,
+    an upstream manifest with no upstream yet, a home page, a first spec, LeanSpec's
+    configuration, a ``.gitignore``, a pre-commit configuration and a GitHub workflow.
+
+    ``name``: the site's name (default: from the directory's name). ``requirement``: the line
+    ``requirements.txt`` installs kb-generator with, and whether it is known to work (default:
+    `package_requirement`). Raises `ConfigError`, and writes nothing, when any of the files
+    exists already: nothing of a team's is overwritten.
+    """
+    root = root.resolve()
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"{root} exists and is not a directory")
+    taken = [rel for rel in [*_STARTER_FILES, "specs"] if (root / rel).exists()]
+    if taken:
+        raise ConfigError(
+            f"{root} already holds {', '.join(taken)}; nothing was written",
+            hint="choose a new directory, or move those files away first",
+        )
+    site_name = (name or titled(kebab(root.name)) or "Knowledge base").strip()
+    slug = kebab(root.name) or kebab(name or "") or "knowledge-base"
+    line, known = requirement if requirement is not None else package_requirement()
+    date = (today or dt.date.today()).isoformat()
+    values = {
+        "site_name": site_name,
+        "site_name_yaml": json.dumps(site_name, ensure_ascii=False),  # a YAML double-quoted string
+        "date": date,
+        "requirement": line,
+    }
+    written: list[Path] = []
+    config_files = [rel for rel in _STARTER_FILES if rel.startswith(".lean-spec/")]
+    for rel in config_files:  # the spec is numbered and filled from LeanSpec's configuration
+        atomic_write(root / rel, (STARTER / _STARTER_FILES[rel]).read_bytes())
+        written.append(Path(rel))
+    spec = new_spec(root, slug, title=site_name, status="in-progress", today=today)
+    values["spec_id"] = spec.id
+    written.append(spec.path.relative_to(root))
+    for rel, starter in _STARTER_FILES.items():
+        if rel in config_files:
+            continue
+        text = _fill((STARTER / starter).read_text("utf-8"), values)
+        atomic_write(root / rel, text.encode("utf-8"))
+        written.append(Path(rel))
+    return Initialized(root, site_name, spec.id, written, line, known)
+
+
+def package_requirement() -> tuple[str, bool]:
+    """The ``requirements.txt`` line that installs this kb-generator, and whether it is known
+    to work elsewhere: where pip installed it from (a Git URL at its commit, or a published
+    version), or, for a local checkout, which CI cannot reach, the version with a note."""
+    from importlib import metadata
+
+    try:
+        distribution = metadata.distribution("kb-generator")
+    except metadata.PackageNotFoundError:
+        return _LOCAL_REQUIREMENT.format(version="0.1.0"), False
+    version = distribution.version
+    direct = distribution.read_text("direct_url.json")
+    if direct is None:  # from an index: the same version installs again
+        return f"kb-generator=={version}", True
+    try:
+        origin = json.loads(direct)
+    except ValueError:
+        origin = {}
+    vcs = origin.get("vcs_info") or {}
+    url = str(origin.get("url", ""))
+    if vcs.get("vcs") == "git" and url.startswith(("https://", "ssh://", "git@")):
+        commit = vcs.get("commit_id") or vcs.get("requested_revision") or ""
+        return f"kb-generator @ git+{url}" + (f"@{commit}" if commit else ""), True
+    if url.startswith(("https://", "http://")):  # a wheel or archive on a server
+        return f"kb-generator @ {url}", True
+    return _LOCAL_REQUIREMENT.format(version=version), False
+
+
+_LOCAL_REQUIREMENT = (
+    "# kb-generator was installed here from a local checkout, which CI cannot reach: replace\n"
+    "# the next line with where your team gets it, e.g.\n"
+    "#   kb-generator @ git+https://github.com/OWNER/kb-generator@v{version}\n"
+    "kb-generator=={version}"
+)

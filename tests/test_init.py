@@ -1,0 +1,96 @@
+"""``kb init``: a knowledge base of one's own, from nothing to a built site."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator.kb.scaffold import init_knowledge_base
+from generator.kb.specs import validate
+from generator.upstream.manifest import ConfigError, load_manifest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def kb(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "NO_MKDOCS_2_WARNING": "1"},
+    )
+
+
+def test_init_makes_a_knowledge_base_that_verifies_and_builds(tmp_path):
+    made = kb("init", "team-notes", "--name", "训练框架 notes: RL", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    root = tmp_path / "team-notes"
+    assert "Created the knowledge base '训练框架 notes: RL' in team-notes/" in made.stdout
+    assert "kb upstreams add NAME URL" in made.stdout  # it says what to do next
+    config = yaml.load((root / "mkdocs.yml").read_text("utf-8"), Loader=yaml.Loader)
+    assert config["site_name"] == "训练框架 notes: RL"  # its own name, not the demo's
+    assert any("knowledge-base" in str(plugin) for plugin in config["plugins"])
+    assert "minitrain" not in "".join(p.read_text("utf-8") for p in root.rglob("*") if p.is_file())
+    assert load_manifest(root / "upstreams.yaml").upstreams == {}
+    assert (root / "specs" / "001-team-notes" / "README.md").is_file()
+    assert [f for f in validate(root, root / "docs") if f.severity.value == "error"] == []
+    assert "/site/" in (root / ".gitignore").read_text("utf-8")
+    hooks = yaml.safe_load((root / ".pre-commit-config.yaml").read_text("utf-8"))
+    hook = hooks["repos"][0]["hooks"][0]
+    assert hook["entry"] == "kb verify"
+    assert "upstreams" in hook["files"] and "docs/" in hook["files"]
+    workflow = yaml.safe_load((root / ".github/workflows/site.yml").read_text("utf-8"))
+    steps = [step.get("run", "") for step in workflow["jobs"]["verify-and-build"]["steps"]]
+    assert "kb verify --format github" in steps and "mkdocs build" in steps
+    assert "kb-generator" in (root / "requirements.txt").read_text("utf-8")
+
+    verified = kb("verify", cwd=root)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "all good" in verified.stdout
+
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert built.returncode == 0, built.stderr
+    home = (root / "site" / "index.html").read_text("utf-8")
+    assert "训练框架 notes: RL" in home  # a home page, so the header's logo leads somewhere
+
+
+def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path):
+    root = tmp_path / "existing"
+    (root / "docs").mkdir(parents=True)
+    (root / "mkdocs.yml").write_text("site_name: Ours\n", "utf-8")
+    (root / "docs" / "index.md").write_text("# Our home\n", "utf-8")
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+
+    result = kb("init", "existing", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "already holds mkdocs.yml, docs/index.md; nothing was written" in result.stderr
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+    assert (root / "mkdocs.yml").read_text("utf-8") == "site_name: Ours\n"
+    assert (root / "docs" / "index.md").read_text("utf-8") == "# Our home\n"
+
+
+def test_init_into_a_file_is_a_clear_error(tmp_path):
+    (tmp_path / "notes").write_text("x", "utf-8")
+    with pytest.raises(ConfigError, match="exists and is not a directory"):
+        init_knowledge_base(tmp_path / "notes")
+
+
+def test_requirements_name_where_this_installation_came_from(tmp_path):
+    made = init_knowledge_base(
+        tmp_path / "kb", requirement=("kb-generator @ git+https://example.org/kb.git@abc", True)
+    )
+    assert made.requirement_known
+    text = (tmp_path / "kb" / "requirements.txt").read_text("utf-8")
+    assert text.splitlines()[-1] == "kb-generator @ git+https://example.org/kb.git@abc"

@@ -60,15 +60,20 @@ class ProgressLine:
             self._shown = False
 
 
-def load_manifest(path: Path | None) -> Manifest:
-    """The manifest at ``path``, or the nearest one above the working directory."""
+def manifest_path_of(path: Path | None) -> Path:
+    """``path``, or the nearest manifest above the working directory."""
     found = path or find_manifest(Path.cwd())
     if found is None:
         raise ConfigError(
             f"no {MANIFEST_NAME} in {Path.cwd()} or its parents",
-            hint="run from the knowledge base, or pass --manifest PATH",
+            hint="run from the knowledge base, or pass --manifest PATH; kb init DIR starts one",
         )
-    return _load_manifest(found)
+    return found
+
+
+def load_manifest(path: Path | None) -> Manifest:
+    """The manifest at ``path``, or the nearest one above the working directory."""
+    return _load_manifest(manifest_path_of(path))
 
 
 def shown(path: Path) -> str:

@@ -144,6 +144,29 @@ CHECKS: dict[str, Check] = {
 }
 
 
+REFERENCE_ERROR_CHECKS = frozenset(
+    {
+        "file-missing",
+        "range-invalid",
+        "range-outside-file",
+        "ambiguous-file",
+        "symbol-not-in-range",
+        "binary-file",
+        "not-a-file",
+        "path-escape",
+        "commit-missing",
+        "unknown-upstream",
+        "pin-invalid",
+        "quote-elsewhere",
+        "quote-not-found",
+    }
+)
+"""The errors that make a code reference invalid: ignoring any of them means the spec board
+cannot say that all references are valid."""
+
+LINK_ERROR_CHECKS = frozenset({"link-missing", "anchor-missing"})
+"""The errors of a broken link or anchor."""
+
 PAGE_GOVERNANCE_CHECKS = frozenset(
     {
         "field-missing",

@@ -819,6 +819,29 @@ def test_the_board_page_shows_missing_diagrams_and_ref_health_from_this_build(go
     assert build(governed_kb, "--strict").returncode == 1
 
 
+def test_the_board_never_calls_a_criterion_met_whose_checks_were_ignored(governed_kb):
+    broken = PR_DEEP_DIVE.replace("`lib/core.py:6-7`", "`lib/core.py:6-7` and `lib/gone.py:1-2`")
+    governed_kb.page("pr.md", broken, dedent=False)
+    config = governed_kb.root / "mkdocs.yml"
+    text = config.read_text("utf-8")
+    marker = "  - knowledge-base:\n"
+    config.write_text(
+        text.replace(marker, f"{marker}      ignore: [file-missing, anchor-missing]\n"), "utf-8"
+    )
+    result = build(governed_kb, "--no-strict")
+    assert result.returncode == 0, result.stderr  # the broken reference is not reported
+    page = (governed_kb.root / "site" / "board" / "index.html").read_text("utf-8")
+    criteria = {row[0]: row[1:] for row in board_rows(page) if len(row) == 4}
+    assert criteria["all code references valid at their pin"] == [
+        "not measured (checks ignored)",
+        "–",
+        "not measured: file-missing ignored",
+    ]
+    assert criteria["no broken link or anchor"][0] == "not measured (checks ignored)"
+    assert criteria["every required diagram present"][0] == "not met"  # measured as usual
+    assert "2 not measured (checks ignored)" in page
+
+
 def test_the_board_reuses_the_builds_verification(governed_kb, monkeypatch):
     """One verification per build: the board is computed from its report, never verified again."""
     from mkdocs.commands.build import build as build_site

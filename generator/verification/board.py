@@ -25,7 +25,7 @@ JSON schema (version 1; fields are only ever added)::
                                     "diagrams_met": int, "diagrams_missing": [str],
                                     "commits_behind": int|null}]},
                 "criteria": [{"id": str, "title": str, "met": bool|null, "count": int|null,
-                              "total": int|null, "detail": str}],
+                              "total": int|null, "detail": str, "ignored": [str]}],
                 "plan": {"done": int, "total": int}, "test": {"done": int, "total": int}}],
      "unassigned": [page, ...]}
 """
@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.checks import LINK_ERROR_CHECKS, REFERENCE_ERROR_CHECKS
 from generator.kb.diagrams import diagram_status
 from generator.kb.paths import NO_PATH_KINDS, as_list
 from generator.kb.specs import SPEC_STATUSES, Governance, Spec, mermaid_count, normalise
@@ -46,7 +47,7 @@ from generator.verification.pipeline import Report
 
 DEFAULT_MAX_BEHIND = 20
 BOARD_SCHEMA_VERSION = 1
-_LINK_CHECKS = frozenset({"link-missing", "anchor-missing"})
+_LINK_CHECKS = LINK_ERROR_CHECKS
 
 
 @dataclass
@@ -102,6 +103,8 @@ class Criterion:
     count: int | None
     total: int | None
     detail: str
+    ignored: tuple[str, ...] = ()
+    """The checks it rests on that the run skipped: then it is not measured (``met`` None)."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -111,7 +114,27 @@ class Criterion:
             "count": self.count,
             "total": self.total,
             "detail": self.detail,
+            "ignored": list(self.ignored),
         }
+
+
+def _unless_ignored(
+    criterion: Criterion, checks: frozenset[str], ignored: frozenset[str]
+) -> Criterion:
+    """``criterion``, or, when the run skipped checks it rests on, the same saying so: a
+    criterion is never met because its checks were not run."""
+    skipped = tuple(sorted(checks & ignored))
+    if not skipped:
+        return criterion
+    return Criterion(
+        criterion.id,
+        criterion.title,
+        None,
+        None,
+        None,
+        f"not measured: {', '.join(skipped)} ignored",
+        skipped,
+    )
 
 
 @dataclass
@@ -207,7 +230,7 @@ def build_board(
             SpecCard(
                 spec,
                 grouped,
-                _criteria(pages, limit),
+                _criteria(pages, limit, report.ignored),
                 (sum(done for done, _ in plan), len(plan)),
                 (sum(done for done, _ in test), len(test)),
             )
@@ -216,7 +239,9 @@ def build_board(
     return Board(cards, unassigned)
 
 
-def _criteria(pages: list[PageHealth], limit: int) -> list[Criterion]:
+def _criteria(
+    pages: list[PageHealth], limit: int, ignored: frozenset[str] = frozenset()
+) -> list[Criterion]:
     live = [p for p in pages if p.status != "archived"]
     refs = sum(p.refs for p in live)
     bad_refs = sum(p.ref_errors for p in live)
@@ -255,21 +280,29 @@ def _criteria(pages: list[PageHealth], limit: int) -> list[Criterion]:
             f"not measurable yet: {reason}" if unmeasured else reason,
         )
     return [
-        Criterion(
-            "refs-valid",
-            "all code references valid at their pin",
-            bad_refs == 0,
-            bad_refs,
-            refs,
-            f"{bad_refs} of {refs} references invalid",
+        _unless_ignored(
+            Criterion(
+                "refs-valid",
+                "all code references valid at their pin",
+                bad_refs == 0,
+                bad_refs,
+                refs,
+                f"{bad_refs} of {refs} references invalid",
+            ),
+            REFERENCE_ERROR_CHECKS,
+            ignored,
         ),
-        Criterion(
-            "links-valid",
-            "no broken link or anchor",
-            links == 0,
-            links,
-            None,
-            f"{links} broken links or anchors",
+        _unless_ignored(
+            Criterion(
+                "links-valid",
+                "no broken link or anchor",
+                links == 0,
+                links,
+                None,
+                f"{links} broken links or anchors",
+            ),
+            LINK_ERROR_CHECKS,
+            ignored,
         ),
         Criterion(
             "pages-in-paths",
@@ -379,6 +412,8 @@ def board_json(board: Board) -> dict[str, Any]:
 
 
 def _mark(criterion: Criterion) -> str:
+    if criterion.ignored:
+        return "ignored"
     return {True: "met", False: "NOT MET", None: "n/a"}[criterion.met]
 
 
@@ -436,6 +471,8 @@ def _count(criterion: Criterion) -> str:
 
 
 def _markdown_mark(criterion: Criterion) -> str:
+    if criterion.ignored:
+        return "**not measured** (checks ignored)"
     return {True: "met", False: "**not met**", None: "n/a"}[criterion.met]
 
 
@@ -459,7 +496,12 @@ def format_board_markdown(board: Board, link_prefix: str = "", intro: str = "") 
         facts.append(f"test {card.test[0]}/{card.test[1]} ticked")
         met = sum(1 for c in card.criteria if c.met)
         out += [f"## {spec.title}", "", " · ".join(facts), ""]
-        out += [f"### Acceptance criteria: {met} of {len(card.criteria)} met", ""]
+        skipped = sum(1 for c in card.criteria if c.ignored)
+        out += [
+            f"### Acceptance criteria: {met} of {len(card.criteria)} met"
+            + (f", {skipped} not measured (checks ignored)" if skipped else ""),
+            "",
+        ]
         out += ["| Criterion | Result | Count | Detail |", "|---|---|---|---|"]
         for criterion in card.criteria:
             out.append(

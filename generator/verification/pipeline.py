@@ -97,6 +97,8 @@ class Report:
     """Every reference found, in page order; a verifier's report builds them when first read."""
     findings: list[Finding] = field(default_factory=list)
     blob_reads: int = 0
+    ignored: frozenset[str] = frozenset()
+    """The checks the run was told to skip: what the report says nothing about."""
 
     @property
     def errors(self) -> int:
@@ -526,6 +528,7 @@ class Verifier:
         report.findings = [f for f in report.findings if f.check not in self.ignore]
         report.findings.sort(key=Finding.sort_key)
         report.blob_reads = self.resolver.blob_reads
+        report.ignored = self.ignore
         return report
 
     def _not_cloned(self) -> list[Finding]:

@@ -87,6 +87,9 @@ DEFAULT_LEVEL: dict[str, str] = {
 }
 """Where a page of each kind sits when neither the file nor the options say."""
 
+INDEX_NAMES = ("readme.md", "index.md")
+"""A folder's index page (on GitHub and on the site): an index of the pages, not an analysis."""
+
 _LANGS = {
     "en": "en", "english": "en", "英文": "en", "en-us": "en", "en-gb": "en", "en_us": "en",
     "zh": "zh", "chinese": "zh", "中文": "zh", "zh-cn": "zh", "zh_cn": "zh", "zh-hans": "zh",
@@ -475,6 +478,8 @@ class Ingester:
         written = page.meta.get("kind")
         if isinstance(written, str) and written:
             return KindGuess(written, "frontmatter")
+        if page.source.name.lower() in INDEX_NAMES:
+            return KindGuess("index", f"{page.source.name} is its folder's index")
         about_pr = (
             self.options.pr is not None
             or page.meta.get("pr") is not None

@@ -222,15 +222,16 @@ def detect_kind(headings: Sequence[Heading], body: str, *, pr: bool = False) -> 
     for kind, required in KIND_SECTIONS.items():
         status = section_status(kind, headings, by_number=False)
         assert status is not None
+        if status.found < 3:
+            continue  # (a short outline's one section found is no evidence against a long one)
         score = status.found / len(required)
         if kind == REVIEW and not _SEVERITY_MARK.search(body):
             score /= 2  # a review grades its findings P0 to P3
         if best is None or score > best[0]:
             best = (score, kind, status.found, len(required))
-    assert best is not None
-    score, kind, found, total = best
-    if found < 3:
+    if best is None:
         return KindGuess(SOURCE_ANALYSIS, "no seed outline fits")
+    _score, kind, found, total = best
     return KindGuess(kind, f"{found} of {total} {kind} sections")
 
 

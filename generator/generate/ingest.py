@@ -12,13 +12,16 @@ seed prompts, and makes it a page of the knowledge base:
    ``paths``, ``level``, ``order`` (after the last page of its level in that path) and, for a
    review, ``depends_on`` the deep dive of the same pull request; unknown keys stay, in order;
 4. rewrites, where the resolution is unique, bare file names (``actor.py:233``) and absolute
-   local paths (``/home/alice/slime/slime/x.py:12``) into canonical ``path:line`` references, and
-   GitHub links that name a branch into links at the pinned commit;
+   local paths (``/home/alice/slime/slime/x.py:12``, in any form, table cells included) into
+   canonical ``path:line`` references (never into a bare name: a path outside its upstream's
+   prefixes stays as written), and GitHub links that name a branch into links at the pinned
+   commit;
 5. checks the kind's mandatory sections in order (`generator.kb.sections`), its required Mermaid
    diagrams (``N/A - reason`` accepted), and for a review that every finding has a severity and
    cites a line the pull request changes (from the upstream's clone, ``base..pin``);
-6. writes the page atomically and reports every fix and everything it could not fix, with the
-   verifier's findings on the written page.
+6. writes the page atomically, under its own name (``--rename kebab``: in kebab-case, every
+   relative link to it rewritten, and nothing written unless every file can be), and reports
+   every fix and everything it could not fix, with the verifier's findings on the written page.
 
 It never drops content: the body only changes where a reference is rewritten, every fix is
 listed, and every frontmatter key the file had is still there (a check enforces both before

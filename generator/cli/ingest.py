@@ -28,7 +28,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "resolution is unique; check the kind's mandatory sections and diagrams and, for a "
         "review, that each finding has a severity and cites a line the PR changes. Content is "
         "never dropped; everything not fixed is reported. A file from outside the docs goes to "
-        "docs/analysis/; a page already in the docs is normalised in place. Exit status: 0 all "
+        "docs/analysis/ under its own name (--rename kebab renames it and rewrites the links to "
+        "it); a page already in the docs is normalised in place. Exit status: 0 all "
         "clean, 1 pages written but problems remain (warnings too with --strict), 2 a file or "
         "option could not be used (nothing written for it).",
     )

@@ -54,7 +54,8 @@ def test_notes_become_a_placed_page_with_canonical_refs(
     notes = tmp_path / "Packing Notes.md"
     notes.write_text(NOTES, "utf-8")
     spec = "001-minitrain-knowledge-base"
-    assert run(str(notes), "--spec", spec) == 1  # written, but the ambiguous ref is left
+    # written, but the ambiguous ref is left
+    assert run(str(notes), "--spec", spec, "--rename", "kebab") == 1
     out = capsys.readouterr().out
     page = read_page(kb / "docs" / "analysis" / "packing-notes.md")
     assert page.meta["title"] == "Notes on packing"
@@ -418,7 +419,7 @@ def test_a_directory_is_ingested_with_its_sub_folders(
     assert "ingested 2 pages: " in captured.out and "; 1 file not ingested" in captured.out
     analysis = kb / "docs" / "analysis"
     assert read_page(analysis / "a.md").meta["title"] == "A"
-    assert read_page(analysis / "fsdp" / "b-notes.md").meta["title"] == "B"
+    assert read_page(analysis / "fsdp" / "B Notes.md").meta["title"] == "B"  # its own name
     assert not (analysis / "fsdp" / "bad.md").exists()
     assert not (analysis / "ignored.md").exists()
     empty = tmp_path / "empty"
@@ -469,7 +470,7 @@ def test_a_specs_diagram_count_is_the_one_ingest_checks(
     assert "diagram-missing" not in out
 
 
-def test_references_in_tables_and_phrases_are_read_and_left_in_their_cells(
+def test_references_in_tables_and_phrases_are_read_and_their_paths_made_canonical(
     kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     notes = tmp_path / "table_notes.md"
@@ -482,10 +483,11 @@ def test_references_in_tables_and_phrases_are_read_and_left_in_their_cells(
     assert run(str(notes), "--spec", "001-minitrain-knowledge-base") in (0, 1)
     out = capsys.readouterr().out
     assert "no-code-refs" not in out  # the table's reference counts
-    page = read_page(kb / "docs" / "analysis" / "table-notes.md")
-    assert "| `/home/alice/minitrain/minitrain/data/packing.py` | 37-47 |" in page.body
+    page = read_page(kb / "docs" / "analysis" / "table_notes.md")
+    # The laptop path in the path cell becomes the repository's; the lines cell stays.
+    assert "| `minitrain/data/packing.py` | 37-47 |" in page.body
     assert "`minitrain/data/packing.py`（第 50-66 行）" in page.body
-    assert main(["verify", "docs/analysis/table-notes.md", "--format", "json", "--list-refs"]) in (
+    assert main(["verify", "docs/analysis/table_notes.md", "--format", "json", "--list-refs"]) in (
         0,
         1,
     )

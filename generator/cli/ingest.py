@@ -14,7 +14,7 @@ from generator.kb.sections import ANALYSIS_KINDS
 from generator.kb.specs import SPEC_STATUSES
 
 if TYPE_CHECKING:  # the importer loads the GitHub client: not for every command's start-up
-    from generator.generate.ingest import Ingested, IngestError
+    from generator.generate.ingest import Ingested, IngestError, Relinked
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -28,7 +28,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "resolution is unique; check the kind's mandatory sections and diagrams and, for a "
         "review, that each finding has a severity and cites a line the PR changes. Content is "
         "never dropped; everything not fixed is reported. A file from outside the docs goes to "
-        "docs/analysis/; a page already in the docs is normalised in place. Exit status: 0 all "
+        "docs/analysis/ under its own name (--rename kebab renames it and rewrites the links to "
+        "it); a page already in the docs is normalised in place. Exit status: 0 all "
         "clean, 1 pages written but problems remain (warnings too with --strict), 2 a file or "
         "option could not be used (nothing written for it).",
     )
@@ -67,6 +68,13 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument(
         "--output-dir", type=Path, metavar="DIR", help="where pages go (default: docs/analysis)"
     )
+    parser.add_argument(
+        "--rename",
+        choices=("kebab",),
+        help="name pages from outside the docs in kebab-case (README.md -> readme.md) and "
+        "rewrite every relative link to them, in the imported pages and the docs (default: "
+        "keep each file's name)",
+    )
     parser.add_argument("--force", action="store_true", help="replace an existing page")
     parser.add_argument(
         "--dry-run", action="store_true", help="report what would change; write nothing"
@@ -78,7 +86,14 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run_ingest(args: argparse.Namespace) -> int:
-    from generator.generate.ingest import Ingested, IngestError, IngestOptions, ingest
+    from generator.generate.ingest import (
+        Ingested,
+        IngestError,
+        IngestOptions,
+        NothingWritten,
+        Relinked,
+        ingest,
+    )
     from generator.verification.pipeline import docs_root_for
     from generator.verification.report import json_document
 
@@ -102,6 +117,7 @@ def run_ingest(args: argparse.Namespace) -> int:
         output_dir=args.output_dir,
         force=args.force,
         dry_run=args.dry_run,
+        rename=args.rename,
     )
     docs_root = docs_root_for(manifest, [manifest.root / "docs"])
     progress = ProgressLine()
@@ -126,10 +142,15 @@ def run_ingest(args: argparse.Namespace) -> int:
         for result in results:
             if isinstance(result, IngestError):
                 sys.stderr.write(f"error: {result}\n")
+            elif isinstance(result, Relinked):
+                sys.stdout.write(_relinked_text(result, args.dry_run))
             else:
                 sys.stdout.write(_text(result, args.dry_run, args.diff))
         done = [r for r in results if isinstance(r, Ingested)]
-        sys.stdout.write(_summary(done, len(results) - len(done), args.dry_run) + "\n")
+        failed = sum(
+            1 for r in results if isinstance(r, IngestError) and not isinstance(r, NothingWritten)
+        )
+        sys.stdout.write(_summary(done, failed, args.dry_run) + "\n")
     if any(isinstance(r, IngestError) for r in results):
         return EXIT_USAGE
     done = [r for r in results if isinstance(r, Ingested)]
@@ -170,8 +191,10 @@ def _text(result: Ingested, dry_run: bool, diff: bool) -> str:
 
     if not result.changed:
         verb = "unchanged"
+    elif dry_run:
+        verb = "would write"
     else:
-        verb = "would write" if dry_run else "wrote"
+        verb = "wrote" if result.written else "not written"
     lines = [
         f"{result.source} -> {result.display} ({verb}): {result.kind} ({result.kind_basis}), "
         f"{result.lang}, {result.refs} code references"
@@ -197,6 +220,17 @@ def _text(result: Ingested, dry_run: bool, diff: bool) -> str:
     return text
 
 
+def _relinked_text(result: Relinked, dry_run: bool) -> str:
+    verb = "would rewrite" if dry_run else "rewrote"
+    count = len(result.fixes)
+    lines = [f"{result.display} ({verb} {count} link{'s' * (count != 1)} to renamed pages)"]
+    lines.extend(
+        f"  fixed {result.display}:{fix.line}:{fix.column}: {fix.what}: {fix.before} -> {fix.after}"
+        for fix in result.fixes
+    )
+    return "\n".join(lines) + "\n"
+
+
 def _summary(done: list[Ingested], failed: int, dry_run: bool) -> str:
     fixes = sum(len(r.fixes) for r in done)
     errors = sum(r.errors for r in done)
@@ -209,8 +243,18 @@ def _summary(done: list[Ingested], failed: int, dry_run: bool) -> str:
     return text + (f"; {failed} file{'s' * (failed != 1)} not ingested" if failed else "")
 
 
-def _json(results: list[Ingested | IngestError], dry_run: bool) -> dict[str, Any]:
-    from generator.generate.ingest import IngestError
+def _fix_json(fix: Any) -> dict[str, Any]:
+    return {
+        "line": fix.line,
+        "column": fix.column,
+        "what": fix.what,
+        "before": fix.before,
+        "after": fix.after,
+    }
+
+
+def _json(results: list[Ingested | Relinked | IngestError], dry_run: bool) -> dict[str, Any]:
+    from generator.generate.ingest import IngestError, Relinked
     from generator.verification.pipeline import Report
     from generator.verification.report import report_json
 
@@ -218,6 +262,16 @@ def _json(results: list[Ingested | IngestError], dry_run: bool) -> dict[str, Any
     for result in results:
         if isinstance(result, IngestError):
             pages.append({"error": str(result)})
+            continue
+        if isinstance(result, Relinked):
+            pages.append(
+                {
+                    "page": result.display,
+                    "relinked": True,
+                    "written": result.written,
+                    "fixes": [_fix_json(f) for f in result.fixes],
+                }
+            )
             continue
         pages.append(
             {
@@ -229,16 +283,7 @@ def _json(results: list[Ingested | IngestError], dry_run: bool) -> dict[str, Any
                 "kind_basis": result.kind_basis,
                 "lang": result.lang,
                 "refs": result.refs,
-                "fixes": [
-                    {
-                        "line": f.line,
-                        "column": f.column,
-                        "what": f.what,
-                        "before": f.before,
-                        "after": f.after,
-                    }
-                    for f in result.fixes
-                ],
+                "fixes": [_fix_json(f) for f in result.fixes],
                 "findings": report_json(Report(findings=result.findings))["findings"],
             }
         )

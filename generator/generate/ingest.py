@@ -12,13 +12,16 @@ seed prompts, and makes it a page of the knowledge base:
    ``paths``, ``level``, ``order`` (after the last page of its level in that path) and, for a
    review, ``depends_on`` the deep dive of the same pull request; unknown keys stay, in order;
 4. rewrites, where the resolution is unique, bare file names (``actor.py:233``) and absolute
-   local paths (``/home/alice/slime/slime/x.py:12``) into canonical ``path:line`` references, and
-   GitHub links that name a branch into links at the pinned commit;
+   local paths (``/home/alice/slime/slime/x.py:12``, in any form, table cells included) into
+   canonical ``path:line`` references (never into a bare name: a path outside its upstream's
+   prefixes stays as written), and GitHub links that name a branch into links at the pinned
+   commit;
 5. checks the kind's mandatory sections in order (`generator.kb.sections`), its required Mermaid
    diagrams (``N/A - reason`` accepted), and for a review that every finding has a severity and
    cites a line the pull request changes (from the upstream's clone, ``base..pin``);
-6. writes the page atomically and reports every fix and everything it could not fix, with the
-   verifier's findings on the written page.
+6. writes the page atomically, under its own name (``--rename kebab``: in kebab-case, every
+   relative link to it rewritten, and nothing written unless every file can be), and reports
+   every fix and everything it could not fix, with the verifier's findings on the written page.
 
 It never drops content: the body only changes where a reference is rewritten, every fix is
 listed, and every frontmatter key the file had is still there (a check enforces both before
@@ -29,12 +32,14 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import posixpath
 import re
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 from generator.checks import severity_of
 from generator.files import atomic_write
@@ -55,6 +60,7 @@ from generator.kb.sections import (
     detect_kind,
     page_headings,
     section_findings,
+    states_pull_request,
 )
 from generator.kb.specs import (
     diagram_override,
@@ -64,6 +70,10 @@ from generator.kb.specs import (
     normalise,
 )
 from generator.model import CodeRef, Finding, RefForm, ResolvedRef, Severity
+from generator.refs.extract import extract_links, scan
+from generator.refs.extract.links import extract_anchors
+from generator.refs.linkcheck import LinkChecker
+from generator.refs.rewrite import APART
 from generator.upstream.manifest import Manifest
 from generator.verification.pipeline import PageFile, Report, Verifier
 
@@ -80,6 +90,9 @@ DEFAULT_LEVEL: dict[str, str] = {
 }
 """Where a page of each kind sits when neither the file nor the options say."""
 
+INDEX_NAMES = ("readme.md", "index.md")
+"""A folder's index page (on GitHub and on the site): an index of the pages, not an analysis."""
+
 _LANGS = {
     "en": "en", "english": "en", "英文": "en", "en-us": "en", "en-gb": "en", "en_us": "en",
     "zh": "zh", "chinese": "zh", "中文": "zh", "zh-cn": "zh", "zh_cn": "zh", "zh-hans": "zh",
@@ -87,6 +100,7 @@ _LANGS = {
 }  # fmt: skip
 _SHA = re.compile(r"[0-9a-f]{40}")
 _UNRESOLVED = frozenset({"ambiguous-file", "file-missing", "path-escape", "unattributed"})
+_LINK_CHECKS = frozenset({"link-missing", "anchor-missing", "link-outside-docs"})
 _REWRITTEN = {
     RefForm.BARE: "bare file name",
     RefForm.ABSOLUTE: "absolute local path",
@@ -96,6 +110,22 @@ _REWRITTEN = {
 
 class IngestError(Exception):
     """A file that cannot be ingested; nothing was written for it."""
+
+
+class NothingWritten(IngestError):
+    """The run wrote nothing: a file it renames pages with could not be ingested."""
+
+
+@dataclass
+class Relinked:
+    """A page already in the docs whose links to pages the run renamed were rewritten."""
+
+    destination: Path
+    display: str
+    fixes: list[Fix]
+    data: bytes
+    written: bool = False
+    changed: bool = True
 
 
 @dataclass(frozen=True)
@@ -118,6 +148,9 @@ class IngestOptions:
     force: bool = False
     dry_run: bool = False
     today: dt.date | None = None
+    rename: str | None = None
+    """``kebab``: name pages from outside the docs in kebab-case (``My_Notes.md`` ->
+    ``my-notes.md``) and rewrite the links to them; by default they keep their names."""
 
 
 @dataclass(frozen=True)
@@ -192,6 +225,8 @@ class Ingester:
         self.verifier = Verifier(manifest, self.docs_root)
         self._pages: dict[str, Page] | None = None
         self._scratch = tempfile.TemporaryDirectory(prefix="kb-ingest-")
+        self.renamed: dict[Path, Path] = {}
+        """Where a page of the run would be under its own name -> where it goes instead."""
 
     def close(self) -> None:
         self.verifier.close()
@@ -203,14 +238,50 @@ class Ingester:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def ingest(self, source: Path, folder: Path | None = None) -> Ingested:
+    def plan(self, files: Sequence[tuple[Path, Path | None]]) -> list[Path | IngestError]:
+        """Where each file (with its sub-folder, as `expand` gives it) goes, or why it cannot;
+        and, in `renamed`, the pages whose name changes, so that links to them are rewritten
+        by `ingest` and `relink_docs` whichever page comes first."""
+        destinations: list[Path | IngestError] = []
+        taken: dict[Path, Path] = {}
+        for source, folder in files:
+            try:
+                destination = self._destination(source, folder)
+            except IngestError as error:
+                destinations.append(error)
+                continue
+            other = taken.setdefault(destination, source)
+            if other != source:
+                destinations.append(
+                    IngestError(
+                        f"{source} and {other} would both be {_display(destination)}; rename "
+                        "one of them (nothing was written for it)"
+                    )
+                )
+                continue
+            destinations.append(destination)
+            written_as = destination.parent / source.name
+            if written_as != destination:
+                self.renamed[written_as] = destination
+        return destinations
+
+    def ingest(
+        self,
+        source: Path,
+        folder: Path | None = None,
+        destination: Path | None = None,
+        write: bool = True,
+    ) -> Ingested:
         """Ingest one file; raises `IngestError` (and writes nothing) when it cannot.
 
-        ``folder``: a sub-folder of the output directory to put it in (from a directory input).
+        ``folder``: a sub-folder of the output directory to put it in (from a directory input);
+        ``destination``: where `plan` put it. ``write=False`` only plans the page (`write`
+        writes it later).
         """
         page = self._read(source)
         self._knowledge_base()  # (for the governance checks of `_verify`, too)
-        destination = self._destination(source, folder)
+        if destination is None:
+            destination = self._destination(source, folder)
         rel = destination.relative_to(self.docs_root).as_posix()
         display = _display(destination)
         body_line = (page.text or "").count("\n", 0, page.body_start) + 1
@@ -221,8 +292,10 @@ class Ingester:
 
         candidate = parse_page(render_page(page, meta), destination, display, rel)
         report = self._verify(candidate)
-        final_body, ref_fixes, edits, unpinned = _rewrite_refs(
-            candidate, report.refs, display, self._why_not_pinnable
+        links = _link_edits(candidate, destination.parent, self.docs_root, self.renamed)
+        prefixes = {name: u.prefixes for name, u in self.manifest.upstreams.items()}
+        final_body, ref_fixes, edits, unpinned, left_absolute = _rewrite_refs(
+            candidate, report.refs, display, self._why_not_pinnable, prefixes, links
         )
         final = parse_page(render_page(candidate, body=final_body), destination, display, rel)
         _check_nothing_dropped(page, final, edits)
@@ -244,9 +317,30 @@ class Ingester:
             )
             for ref, why in unpinned
         ]
+        # A local path left as written says why, in place of the verifier's plain notice.
+        kept = {(ref.line, ref.column) for ref, _why in left_absolute}
+        left.extend(
+            Finding(
+                severity_of("absolute-path"),
+                "absolute-path",
+                display,
+                ref.line,
+                ref.column,
+                f"absolute local path left as written: {why}",
+                "cite the file by its path in the repository, or add a prefix for it to the "
+                "upstream",
+                ref.text,
+            )
+            for ref, why in left_absolute
+        )
         result.findings = _unique(
             [
-                *(f for f in report.findings if f.page == display),
+                *(
+                    f
+                    for f in report.findings
+                    if f.page == display
+                    and not (f.check == "absolute-path" and (f.line, f.column) in kept)
+                ),
                 *self._content_findings(final, result.refs),
                 *left,
             ]
@@ -256,11 +350,69 @@ class Ingester:
         self._knowledge_base()[rel] = _outline(final)
         self.verifier.forget_pages()
         result.changed = not (destination.exists() and destination.read_bytes() == result.data)
-        if not self.options.dry_run and result.changed:
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(destination, result.data)
-            result.written = True
+        if write:
+            self.write(result)
         return result
+
+    def write(self, result: Ingested | Relinked) -> None:
+        """Write a planned page (unless this is a dry run, or it is unchanged)."""
+        if not self.options.dry_run and result.changed:
+            result.destination.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(result.destination, result.data)
+            result.written = True
+
+    def relink_docs(self, skip: Iterable[Path]) -> list[Relinked]:
+        """The pages already in the docs (but those of ``skip``, the run's own) whose relative
+        links point at a page this run renames, with those links rewritten; nothing written."""
+        if not self.renamed:
+            return []
+        skipped = {path.resolve() for path in skip}
+        relinked = []
+        for source in sorted(self.docs_root.rglob("*.md")):
+            resolved = source.resolve()
+            if resolved in skipped or resolved in self.renamed or not source.is_file():
+                continue
+            rel = resolved.relative_to(self.docs_root).as_posix()
+            page = load_page(source, _display(resolved), rel)
+            if page.text is None:
+                continue
+            links = _link_edits(page, resolved.parent, self.docs_root, self.renamed)
+            if not links:
+                continue
+            body, fixes, edits = _apply_edits(page, links)
+            final = parse_page(render_page(page, body=body), resolved, page.display, rel)
+            _check_nothing_dropped(page, final, edits)
+            relinked.append(Relinked(resolved, page.display, fixes, render_page(final)))
+        return relinked
+
+    def recheck_links(self, pages: Sequence[Ingested]) -> None:
+        """Check the links of pages written by this run again, now that the pages they link to
+        are written too (each was checked before the pages after it existed)."""
+        anchors: dict[str, set[str] | None] = {}
+
+        def anchors_of(rel: str) -> set[str] | None:
+            if rel not in anchors:
+                target = load_page(self.docs_root / rel, rel, rel)
+                anchors[rel] = (
+                    None
+                    if target.text is None
+                    else extract_anchors(scan(target.text, target.body_start))
+                )
+            return anchors[rel]
+
+        checker = LinkChecker(self.docs_root, anchors_of)
+        for result in pages:
+            rel = result.destination.relative_to(self.docs_root).as_posix()
+            page = load_page(result.destination, result.display, rel)
+            if page.text is None:
+                continue
+            found = [
+                finding
+                for link in extract_links(scan(page.text, page.body_start), result.display)
+                for finding in checker.check(link, rel, result.destination)
+            ]
+            others = [f for f in result.findings if f.check not in _LINK_CHECKS]
+            result.findings = _unique([*others, *found])
 
     def _knowledge_base(self) -> dict[str, Page]:
         """Every page of the docs by ``rel``: walked once, then kept up to date with each page
@@ -308,7 +460,7 @@ class Ingester:
             destination = resolved  # a page already in the docs is normalised where it is
         else:
             directory = (options.output_dir or self.docs_root / "analysis").resolve()
-            destination = directory / (folder or Path()) / _file_name(source)
+            destination = directory / (folder or Path()) / _file_name(source, options.rename)
         if self.docs_root not in destination.parents:
             raise IngestError(
                 f"{_display(destination)} is outside the docs directory "
@@ -329,7 +481,14 @@ class Ingester:
         written = page.meta.get("kind")
         if isinstance(written, str) and written:
             return KindGuess(written, "frontmatter")
-        return detect_kind(headings, page.body, pr=self.options.pr is not None)
+        if page.source.name.lower() in INDEX_NAMES:
+            return KindGuess("index", f"{page.source.name} is its folder's index")
+        about_pr = (
+            self.options.pr is not None
+            or page.meta.get("pr") is not None
+            or states_pull_request(str(page.meta.get("title") or ""), page.body)
+        )
+        return detect_kind(headings, page.body, pr=about_pr)
 
     # ------------------------------------------------------------------------------------
     # Frontmatter
@@ -362,8 +521,11 @@ class Ingester:
             if canonical is not None:  # an invalid one stays: the lifecycle check reports it
                 put("status", canonical, "from --status" if options.status else "normalised")
         if meta.get("created") is None:
-            dated = meta.get("date") if _is_date(meta.get("date")) else None
-            put("created", dated or options.today or dt.date.today(), "added")
+            stated = stated_date(meta, page.body)
+            if stated is not None:
+                put("created", stated, "the date the page states")
+            else:
+                put("created", options.today or dt.date.today(), "today: the page states no date")
         tags = meta.get("tags")
         if isinstance(tags, str):
             put("tags", [t for t in re.split(r"[,\s]+", tags) if t], "made a list")
@@ -545,28 +707,60 @@ def ingest(
     options: IngestOptions,
     progress: Callable[[int, int], None] | None = None,
     keep_content: bool = True,
-) -> list[Ingested | IngestError]:
+) -> list[Ingested | Relinked | IngestError]:
     """Ingest every file (directories: every Markdown file below them).
 
-    A file that cannot be ingested yields its `IngestError`; the others go on. Without
-    ``keep_content``, each result's ``original`` and ``data`` are let go once the page is
-    written (or, with ``dry_run``, planned): a folder of large pages is not held in memory.
+    A file that cannot be ingested yields its `IngestError`; the others go on, unless the run
+    renames pages: then links between them are rewritten, and nothing is written unless every
+    file can be (the pages of the docs that link to a renamed page come back as `Relinked`).
+    Without ``keep_content``, each result's ``original`` and ``data`` are let go once the page
+    is written (or, with ``dry_run``, planned): a folder of large pages is not held in memory.
     """
     files = expand(sources)
     if options.output is not None and len(files) > 1:
         raise IngestError("--output names one page; use --output-dir for several files")
-    results: list[Ingested | IngestError] = []
+    results: list[Ingested | Relinked | IngestError] = []
     with Ingester(manifest, docs_root, options) as ingester:
-        for done, (source, folder) in enumerate(files, 1):
-            try:
-                result = ingester.ingest(source, folder)
-                if not keep_content:
-                    result.original = result.data = b""
-                results.append(result)
-            except IngestError as error:
-                results.append(error)
+        destinations = ingester.plan(files)
+        # Renamed pages link to each other: all of them are written, or none.
+        together = bool(ingester.renamed)
+        for done, ((source, folder), destination) in enumerate(
+            zip(files, destinations, strict=True), 1
+        ):
+            if isinstance(destination, IngestError):
+                results.append(destination)
+            else:
+                try:
+                    result = ingester.ingest(source, folder, destination, write=not together)
+                    if not keep_content and not together:
+                        result.original = result.data = b""
+                    results.append(result)
+                except IngestError as error:
+                    results.append(error)
             if progress is not None:
                 progress(done, len(files))
+        pages = [r for r in results if isinstance(r, Ingested)]
+        relinked = ingester.relink_docs(r.destination for r in pages) if together else []
+        failed = len(results) - len(pages)
+        if together and failed:
+            results.append(
+                NothingWritten(
+                    f"nothing was written: {failed} file{'s' * (failed != 1)} could not be "
+                    "ingested, and the pages renamed with them link to each other; fix "
+                    f"{'them' if failed != 1 else 'it'} and run again"
+                )
+            )
+            return results
+        if together:
+            for planned in [*pages, *relinked]:
+                ingester.write(planned)
+                if not keep_content:
+                    planned.data = b""
+                    if isinstance(planned, Ingested):
+                        planned.original = b""
+        if not options.dry_run:
+            ingester.recheck_links(pages)
+        results.extend(relinked)
     return results
 
 
@@ -582,38 +776,79 @@ class _Edit:
     after: str
 
 
+_Wanted = tuple[int, str, str, int, int, str]
+"""An edit of a page: offset in its text, text before and after, line, column, and why."""
+
+
 def _rewrite_refs(
     page: Page,
     resolved_refs: Sequence[ResolvedRef],
     display: str,
     why_not_pinnable: Callable[[ResolvedRef], str | None],
-) -> tuple[str, list[Fix], list[_Edit], list[tuple[CodeRef, str]]]:
-    """The body with each uniquely resolved bare, absolute or unpinned reference rewritten.
+    prefixes: Mapping[str, Sequence[str]],
+    also: Sequence[_Wanted] = (),
+) -> tuple[str, list[Fix], list[_Edit], list[tuple[CodeRef, str]], list[tuple[CodeRef, str]]]:
+    """The body with each uniquely resolved bare, absolute or unpinned reference rewritten,
+    and the edits ``also`` asks for (links to renamed pages).
 
     A branch link is pinned only when ``why_not_pinnable`` has no objection; the links left
-    unpinned come back with its reason.
+    unpinned come back with its reason, and so do the absolute paths left as written.
     """
     text = page.text or ""
-    starts = [0]
-    for line in text.split("\n"):
-        starts.append(starts[-1] + len(line) + 1)
-    wanted: list[tuple[int, str, str, int, int, str]] = []
+    starts = _line_starts(text)
+    wanted: list[_Wanted] = list(also)
     unpinned: list[tuple[CodeRef, str]] = []
+    left_absolute: list[tuple[CodeRef, str]] = []
     for resolved in resolved_refs:
         ref = resolved.ref
-        replacement = _canonical(resolved) if ref.page == display else None
-        if replacement is None:
+        if ref.page != display:
             continue
+        line_start = starts[ref.line - 1]
+        offset = line_start + ref.column - 1
+        if ref.form is RefForm.ABSOLUTE:
+            edit = _absolute_edit(resolved, text[line_start:offset], prefixes)
+            if isinstance(edit, str):
+                left_absolute.append((ref, edit))
+                continue
+            if edit is None:
+                continue
+            at, before, replacement = edit
+            if at is not None:  # the path is written apart from the lines, earlier on the line
+                offset = line_start + at
+                if offset >= page.body_start and text[offset : offset + len(before)] == before:
+                    wanted.append(
+                        (offset, before, replacement, ref.line, at + 1, "absolute local path")
+                    )
+                continue
+        else:
+            canonical = _canonical(resolved)
+            if canonical is None:
+                continue
+            replacement = canonical
         if ref.form is RefForm.PERMALINK:
             why = why_not_pinnable(resolved)
             if why is not None:
                 unpinned.append((ref, why))
                 continue
-        offset = starts[ref.line - 1] + ref.column - 1
         if offset < page.body_start or text[offset : offset + len(ref.text)] != ref.text:
             log.warning("%s:%d: '%s' not found where expected; left", display, ref.line, ref.text)
             continue
         wanted.append((offset, ref.text, replacement, ref.line, ref.column, _REWRITTEN[ref.form]))
+    body, fixes, edits = _apply_edits(page, wanted)
+    return body, fixes, edits, unpinned, left_absolute
+
+
+def _line_starts(text: str) -> list[int]:
+    """The offset where each line of ``text`` starts (and one past its end)."""
+    starts = [0]
+    for line in text.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+    return starts
+
+
+def _apply_edits(page: Page, wanted: Iterable[_Wanted]) -> tuple[str, list[Fix], list[_Edit]]:
+    """The page's body with the edits made (of edits that overlap, the first one wins)."""
+    text = page.text or ""
     pieces: list[str] = []
     length = 0
     cursor = page.body_start
@@ -621,7 +856,7 @@ def _rewrite_refs(
     edits: list[_Edit] = []
     for offset, before, after, line, column, what in sorted(wanted):
         if offset < cursor:
-            continue  # overlapping references: the first one wins
+            continue
         pieces.append(text[cursor:offset])
         length += offset - cursor
         edits.append(_Edit(length, before, after))
@@ -630,7 +865,76 @@ def _rewrite_refs(
         cursor = offset + len(before)
         fixes.append(Fix(line, what, before, after, column))
     pieces.append(text[cursor:])
-    return "".join(pieces), fixes, edits, unpinned
+    return "".join(pieces), fixes, edits
+
+
+def _absolute_edit(
+    resolved: ResolvedRef, line_before: str, prefixes: Mapping[str, Sequence[str]]
+) -> tuple[int | None, str, str] | str | None:
+    """How to write an absolute local path as its repository path: ``(None, before, after)``
+    for the reference's own text; ``(column, path, canonical path)`` when its path is written
+    apart from its lines (a table's path cell, a "lines" phrase), at that 0-based column of
+    ``line_before`` (its line up to the lines); the reason when it stays as written; ``None``
+    when the verifier already says why it cannot be resolved."""
+    ref = resolved.ref
+    checks = {f.check for f in resolved.findings}
+    if checks & _UNRESOLVED or not resolved.path or resolved.upstream is None:
+        return None
+    path = resolved.path
+    own = tuple(prefixes.get(resolved.upstream, ()))
+    # Written without its local root, the path must still say which file it is: under a
+    # prefix of its upstream it does; outside them it is looked up by name, and another file
+    # of any upstream may have that name.
+    if not any(path.startswith(prefix) for prefix in own) and (own or "/" not in path):
+        where = (
+            f"outside the prefixes of {resolved.upstream} ({', '.join(own)})"
+            if own
+            else "a bare file name"
+        )
+        return (
+            f"'{path}' of {resolved.upstream} is {where}, so written alone it would be looked "
+            "up by name and could mean another file"
+        )
+    if ref.style in APART:
+        if line_before.count(ref.path) != 1:
+            return f"its path '{ref.path}' is not written exactly once before its lines"
+        return line_before.index(ref.path), ref.path, path
+    index = ref.text.find(ref.path)
+    if index < 0:
+        return None
+    return None, ref.text, ref.text[:index] + path + ref.text[index + len(ref.path) :]
+
+
+def _link_edits(
+    page: Page, directory: Path, docs_root: Path, renamed: Mapping[Path, Path]
+) -> list[_Wanted]:
+    """Edits that point the page's relative links (the page being in ``directory``) at the
+    pages of ``renamed`` by their new names, keeping each link's ``#anchor`` and query."""
+    if not renamed or page.text is None:
+        return []
+    text = page.text
+    starts = _line_starts(text)
+    wanted: list[_Wanted] = []
+    for link in extract_links(scan(text, page.body_start), page.display):
+        if not link.target_path:
+            continue
+        base = docs_root if link.target_path.startswith("/") else directory
+        target = Path(posixpath.normpath((base / link.target_path.lstrip("/")).as_posix()))
+        new = renamed.get(target)
+        if new is None:
+            continue
+        offset = starts[link.line - 1] + link.column - 1
+        if text.startswith("<", offset):
+            offset += 1
+        written = link.text.split("#", 1)[0].split("?", 1)[0]
+        if text[offset : offset + len(written)] != written:
+            continue
+        # Only the file's name changes (never its folder): the rest stays as written.
+        folder, _, name = written.rpartition("/")
+        encoded = name != unquote(name) or " " in new.name
+        moved = (folder + "/" if folder else "") + (quote(new.name) if encoded else new.name)
+        wanted.append((offset, written, moved, link.line, link.column, "link to a renamed page"))
+    return wanted
 
 
 def _canonical(resolved: ResolvedRef) -> str | None:
@@ -639,9 +943,9 @@ def _canonical(resolved: ResolvedRef) -> str | None:
     checks = {f.check for f in resolved.findings}
     if checks & _UNRESOLVED or not resolved.path:
         return None
-    if ref.form in (RefForm.BARE, RefForm.ABSOLUTE):
+    if ref.form is RefForm.BARE:  # (absolute paths: `_absolute_edit`)
         index = ref.text.find(ref.path)
-        if index < 0 or (ref.form is RefForm.BARE and resolved.path == ref.path):
+        if index < 0 or resolved.path == ref.path:
             return None
         return ref.text[:index] + resolved.path + ref.text[index + len(ref.path) :]
     if ref.form is RefForm.PERMALINK and "unpinned-permalink" in checks:
@@ -681,11 +985,18 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def _file_name(source: Path) -> str:
-    """``My Notes.zh.md`` -> ``my-notes.zh.md``."""
+RENAMES = ("kebab",)
+"""What ``--rename`` can do to the names of pages from outside the docs."""
+
+
+def _file_name(source: Path, rename: str | None) -> str:
+    """The page's file name: the source's (``.markdown`` becomes ``.md``, which the site
+    publishes), or with ``rename="kebab"``, ``My_Notes.zh.md`` -> ``my-notes.zh.md``."""
     lang = ".zh" if source.name.lower().endswith((".zh.md", ".zh.markdown")) else ""
     stem = re.sub(r"(\.zh)?\.(md|markdown|txt)$", "", source.name, flags=re.IGNORECASE)
-    return f"{kebab(stem) or 'page'}{lang}.md"
+    if rename == "kebab":
+        return f"{kebab(stem) or 'page'}{lang}.md"
+    return f"{stem}{lang}.md"
 
 
 def _shown(value: Any) -> str:
@@ -694,14 +1005,71 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-def _is_date(value: Any) -> bool:
-    if isinstance(value, dt.date):
-        return True
+_DATE = re.compile(
+    r"(?<!\d)(?P<year>(?:19|20)\d{2})\s*(?:[-/.]|年)\s*(?P<month>\d{1,2})\s*(?:[-/.]|月)\s*"
+    r"(?P<day>\d{1,2})(?!\d)"
+)
+_DATE_WORDS = re.compile(
+    r"date|written|created|published|authored|as of|日期|时间|创建|编写|撰写|写于|成文",
+    re.IGNORECASE,
+)
+_UPDATE_WORDS = re.compile(r"updated|revised|modified|更新|修订|修改", re.IGNORECASE)
+_BARE_DATE_LINE = re.compile(r"^[\s>*_`(（\[]*$")
+DATE_LINES = 12
+"""How many non-blank lines at the top of a page may state when it was written."""
+_DATE_KEYS = ("date", "written", "published")
+
+
+def stated_date(meta: dict[str, Any], body: str) -> dt.date | None:
+    """The date a page says it was written: a frontmatter ``date:``, else a line near the top
+    that dates it (``Date: 2025-03-14``, ``日期：2025年3月14日``, ``*Written 2025/03/14*``, or a
+    date alone); a date it was last updated only when nothing says when it was written."""
+    for key in _DATE_KEYS:
+        value = meta.get(key)
+        if isinstance(value, dt.datetime):
+            return value.date()
+        if isinstance(value, dt.date):
+            return value
+        found = _date_in(str(value)) if value is not None else None
+        if found is not None:
+            return found
+    written: dt.date | None = None
+    updated: dt.date | None = None
+    alone: dt.date | None = None
+    in_fence = False
+    seen = 0
+    for line in body.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        if in_fence or not line.strip():
+            continue
+        seen += 1
+        if seen > DATE_LINES:
+            break
+        match = _DATE.search(line)
+        found = _date_in(line)
+        if match is None or found is None:
+            continue
+        if _UPDATE_WORDS.search(line):
+            updated = updated or found
+        elif _DATE_WORDS.search(line):
+            written = written or found
+        elif _BARE_DATE_LINE.match(
+            line[: match.start()] + " " + line[match.end() :].strip("*_`)）]")
+        ):
+            alone = alone or found
+    return written or alone or updated
+
+
+def _date_in(text: str) -> dt.date | None:
+    match = _DATE.search(text)
+    if match is None:
+        return None
     try:
-        dt.date.fromisoformat(str(value))
-    except ValueError:
-        return False
-    return True
+        return dt.date(int(match["year"]), int(match["month"]), int(match["day"]))
+    except ValueError:  # 2025-02-30: not a date
+        return None
 
 
 def _nearest_level_path(level: str | None, paths: Iterable[str]) -> str | None:

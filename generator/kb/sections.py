@@ -192,31 +192,46 @@ class KindGuess:
     """Why: ``frontmatter``, ``--kind``, ``12 of 19 pr-deep-dive sections``, ..."""
 
 
-_PR_MENTION = re.compile(r"\bPR\s*#?\d+|\bpull request|/pull/\d+|合并请求|拉取请求", re.IGNORECASE)
+_PR_NUMBER = re.compile(
+    r"\bPR\s*#?\d+|\bpull\s+request\s*#?\d+|/pull/\d+|(?:合并请求|拉取请求)\s*#?\d+", re.IGNORECASE
+)
+PR_HEAD_LINES = 5
+"""How many non-blank lines at the top of a page may name the pull request it is about."""
+
+
+def states_pull_request(title: str, body: str) -> bool:
+    """Whether the page says it is about one pull request: a PR number (``PR #12``, a
+    ``/pull/12`` link) in its title or its first `PR_HEAD_LINES` non-blank lines. A number
+    mentioned further down is a source analysis citing a change in passing, not its subject."""
+    if _PR_NUMBER.search(title):
+        return True
+    head = [line for line in body.splitlines() if line.strip()][:PR_HEAD_LINES]
+    return any(_PR_NUMBER.search(line) for line in head)
 
 
 def detect_kind(headings: Sequence[Heading], body: str, *, pr: bool = False) -> KindGuess:
     """The analysis kind a page's headings fit best; a source analysis when none fits.
 
-    The PR kinds (deep dive, explanation, review) need the page to be about a pull request: it
-    mentions one (``PR #12``, a ``/pull/12`` link), or ``pr`` says so. Then three of a kind's
-    sections, found by name, are enough: drafts are often incomplete.
+    The PR kinds (deep dive, explanation, review) need the page to be about a pull request,
+    which ``pr`` says (see `states_pull_request`). Then three of a kind's sections, found by
+    name, are enough: drafts are often incomplete.
     """
-    if not (pr or _PR_MENTION.search(body)):
-        return KindGuess(SOURCE_ANALYSIS, "it mentions no pull request")
+    if not pr:
+        return KindGuess(SOURCE_ANALYSIS, "it names no pull request at the top")
     best: tuple[float, str, int, int] | None = None
     for kind, required in KIND_SECTIONS.items():
         status = section_status(kind, headings, by_number=False)
         assert status is not None
+        if status.found < 3:
+            continue  # (a short outline's one section found is no evidence against a long one)
         score = status.found / len(required)
         if kind == REVIEW and not _SEVERITY_MARK.search(body):
             score /= 2  # a review grades its findings P0 to P3
         if best is None or score > best[0]:
             best = (score, kind, status.found, len(required))
-    assert best is not None
-    score, kind, found, total = best
-    if found < 3:
+    if best is None:
         return KindGuess(SOURCE_ANALYSIS, "no seed outline fits")
+    _score, kind, found, total = best
     return KindGuess(kind, f"{found} of {total} {kind} sections")
 
 

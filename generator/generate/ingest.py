@@ -49,13 +49,12 @@ from generator.generate.review import findings as review_items
 from generator.generate.source import Placement
 from generator.kb.diagrams import diagram_findings
 from generator.kb.pages import Page, load_page, parse_page, render_page
-from generator.kb.paths import LEVELS, build_curriculum, deep_dives_of, first_heading, load_pages
+from generator.kb.paths import first_heading, load_pages
+from generator.kb.placement import Requested, place
 from generator.kb.scaffold import kebab
 from generator.kb.sections import (
     ANALYSIS_KINDS,
-    PR_DEEP_DIVE,
     REVIEW,
-    SOURCE_ANALYSIS,
     KindGuess,
     detect_kind,
     page_headings,
@@ -82,13 +81,6 @@ log = logging.getLogger(__name__)
 DEFAULT_STATUS = "in-progress"
 """An imported analysis is written but not yet reviewed here; ``--status complete`` says so."""
 
-DEFAULT_LEVEL: dict[str, str] = {
-    SOURCE_ANALYSIS: "beginner",
-    PR_DEEP_DIVE: "intermediate",
-    "pr-explanation": "intermediate",
-    REVIEW: "advanced",
-}
-"""Where a page of each kind sits when neither the file nor the options say."""
 
 INDEX_NAMES = ("readme.md", "index.md")
 """A folder's index page (on GitHub and on the site): an index of the pages, not an analysis."""
@@ -551,48 +543,14 @@ class Ingester:
     def _place(
         self, meta: dict[str, Any], put: Callable[[str, Any, str], None], kind: str, rel: str
     ) -> None:
-        """Spec, paths, level, order and a review's prerequisite, unless the page says."""
+        """Spec, paths, level, order and a review's prerequisite, unless the page says
+        (`generator.kb.placement`, as the drafting commands place their pages)."""
         placement = self.options.placement
-        if placement.spec:
-            put("spec", placement.spec, "from --spec")
-        elif not meta.get("spec"):
-            specs = load_specs(load_config(self.manifest.root))
-            if len(specs) == 1:
-                put("spec", specs[0].name, "the knowledge base's only spec")
-        level = placement.level or meta.get("level")
-        if level not in LEVELS:
-            level = DEFAULT_LEVEL.get(kind)
-        if level is not None:
-            put("level", level, "from --level" if placement.level else "default for the kind")
-        if kind not in ANALYSIS_KINDS:
-            return
+        requested = Requested(placement.spec, placement.paths, placement.level, self.options.order)
+        specs = load_specs(load_config(self.manifest.root))
         pages = list(self._knowledge_base().values())
-        curriculum = build_curriculum(pages)
-        paths = list(placement.paths)
-        if not paths and not meta.get("paths") and not meta.get("path"):
-            nearest = _nearest_level_path(level, curriculum.paths)
-            paths = [nearest] if nearest else []
-        if paths:
-            put("paths", paths, "from --path" if placement.paths else "the path nearest its level")
-        if self.options.order is not None:
-            put("order", self.options.order, "from --order")
-        elif "order" not in meta and paths:
-            orders = [
-                page.order
-                for other, page in curriculum.pages.items()
-                if other != rel
-                and page.order is not None
-                and page.level == level
-                and set(page.paths) & set(paths)
-            ]
-            put("order", max(orders, default=0) + 1, "after the last page of its level")
-        if kind == REVIEW and meta.get("pr") is not None:
-            found = deep_dives_of(pages, meta["pr"], meta.get("upstream"))
-            deep_dives = [other for other in found if other != rel]
-            depends = [str(d) for d in meta.get("depends_on") or []]
-            missing = [d for d in deep_dives if d not in depends]
-            if missing:
-                put("depends_on", [*depends, *missing], "the deep dive of the same PR")
+        for placed in place(meta, kind, rel, specs=specs, pages=pages, requested=requested):
+            put(placed.key, placed.value, placed.why)
 
     def _why_not_pinnable(self, resolved: ResolvedRef) -> str | None:
         """Why a branch link cannot be pinned: its lines do not read the same at the branch head
@@ -1070,17 +1028,6 @@ def _date_in(text: str) -> dt.date | None:
         return dt.date(int(match["year"]), int(match["month"]), int(match["day"]))
     except ValueError:  # 2025-02-30: not a date
         return None
-
-
-def _nearest_level_path(level: str | None, paths: Iterable[str]) -> str | None:
-    """The level path closest to ``level`` (the easier one on a tie), if the docs have one."""
-    if level not in LEVELS:
-        return None
-    rank = LEVELS.index(level)
-    existing = [name for name in paths if name in LEVELS]
-    if not existing:
-        return None
-    return min(existing, key=lambda name: (abs(LEVELS.index(name) - rank), LEVELS.index(name)))
 
 
 def _finding(check: str, page: Page, line: int, message: str) -> Finding:

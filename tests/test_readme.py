@@ -52,9 +52,9 @@ def examples() -> list[Example]:
         logical = block.group(1).replace("\\\n", "  ")  # continuation lines join theirs
         for offset, line in enumerate(logical.splitlines()):
             words = tuple(shlex.split(line, comments=True))
-            if words[:1] == ("kb",) or words[:3] == ("python", "-m", "generator"):
-                found.append(Example(first + offset, words))
-            elif words[:1] == ("python",) and words[1:2] and words[1].startswith("scripts/"):
+            ours = words[:1] == ("kb",) or words[:3] == ("python", "-m", "generator")
+            script = words[:1] == ("python",) and words[1:2] and words[1].startswith("scripts/")
+            if ours or script:
                 found.append(Example(first + offset, words))
     return found
 

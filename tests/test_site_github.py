@@ -38,6 +38,12 @@ from tests.conftest import ROOT
 THIRD_PARTY_MKDOCS = "site_name: Team notes\ntheme: material\nplugins: [knowledge-base]\n"
 
 
+def test_the_readme_shows_the_mkdocs_yml_these_tests_build():
+    readme = (ROOT / "README.md").read_text("utf-8")
+    section = readme[readme.index("**What the plugin configures by itself.**") :]
+    assert section.split("```yaml\n", 1)[1].split("```", 1)[0] == THIRD_PARTY_MKDOCS
+
+
 def loaded_config(root: Path, text: str = THIRD_PARTY_MKDOCS):
     (root / "docs").mkdir(parents=True, exist_ok=True)
     (root / "mkdocs.yml").write_text(text, "utf-8")

@@ -27,6 +27,13 @@ def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
         raise
 
 
+def user_cache_dir() -> Path:
+    """This user's cache directory for the tool: ``$XDG_CACHE_HOME/kb-generator/``, by default
+    ``~/.cache/kb-generator/``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kb-generator"
+
+
 def shown_path(path: Path | str | None) -> str:
     """``path`` relative to the working directory when it is below it, as a user would type it;
     as it is otherwise."""

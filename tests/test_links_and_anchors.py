@@ -130,3 +130,32 @@ def test_link_checks_on_files(kb):
         (6, 63, "link-missing", None),
     ]
     assert report.links == 11
+
+
+# Written for GitHub, where none of these is a link: each must stay silent in the verifier.
+NOT_LINKS = [
+    "A claim.[^1] Another.[^note] A third.[^长注]",
+    "[^1]: See the design notes for why.",
+    "[^note]: guide/missing.md explains it (a path in a footnote's text, not a link).",
+    "[^长注]: 参见 design.md 的第二节。",
+    "[^2]:\n    An indented footnote body naming other.md.",
+    "- [ ] a task\n- [x] a task done\n- [X] another",
+    "An option [default: none] and a range [0, 1] in prose.",
+]
+
+
+@pytest.mark.parametrize("markdown", NOT_LINKS)
+def test_github_constructs_that_are_not_links_stay_silent(lib_kb, markdown):
+    lib_kb.page("page.md", markdown + "\n", dedent=False)
+    report = lib_kb.verify()
+    assert report.findings == []
+    assert report.links == 0
+
+
+def test_a_footnote_beside_a_real_link_leaves_the_link_checked(lib_kb):
+    lib_kb.page("page.md", "Text.[^1] [gone](gone.md)\n\n[^1]: A note.\n[ref]: missing.md\n")
+    report = lib_kb.verify()
+    assert [(f.line, f.check) for f in report.findings] == [
+        (1, "link-missing"),
+        (4, "link-missing"),
+    ]

@@ -639,15 +639,21 @@ def test_a_bad_manifest_is_a_clear_build_error(site_kb):
     assert "upstreams.yaml" in result.stderr and "not valid YAML" in result.stderr
 
 
-def test_missing_mermaid_says_how_to_install_it(site_kb):
+def test_a_mermaid_option_naming_no_file_is_a_clear_error(site_kb):
     config = site_kb.root / "mkdocs.yml"
     text = re.sub(
         r"      mermaid: .*\n", "      mermaid: nowhere/mermaid.min.js\n", config.read_text()
     )
     config.write_text(text, "utf-8")
+    site_kb.page(
+        "diagram.md",
+        "---\ntitle: D\npaths: [start]\n---\n# D\n\n```mermaid\ngraph TD\n  A --> B\n```\n",
+    )
     result = build(site_kb)
     assert result.returncode == 1
-    assert "make mermaid" in result.stderr
+    assert "the plugin's option `mermaid: nowhere/mermaid.min.js` names no file" in result.stderr
+    assert "remove the option to serve the pinned Mermaid 11.17.2" in result.stderr
+    assert not (site_kb.root / "site" / "index.html").exists()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,6 +2,10 @@
 
 One `Verifier` per MkDocs process (``mkdocs serve`` rebuilds reuse it and its open clones).
 
+In ``on_config``, the Markdown extensions the site depends on (GitHub's anchors, and what renders
+pages written for GitHub as GitHub does) are added where mkdocs.yml lacks them
+(`markdown_config`).
+
 The verification (`Verification`) starts in ``on_pre_build``, before MkDocs cleans the site
 directory: every page is verified with the same core as ``scripts/verify_code_refs.py``, the
 code links of each page are planned, the learning-path checks (`generator.kb.paths`) and the site
@@ -16,9 +20,9 @@ strict or not, because a page with an error must not be published. ``mkdocs serv
 and keeps serving, so the writer can see the page they are fixing.
 
 In ``on_files``: the nav is computed from frontmatter (unless mkdocs.yml has a hand-written
-``nav:``), archived pages leave it; Mermaid is copied into the site from where the set-up
-installed it (`make mermaid`), so no page requests anything from a CDN; one page per tag is
-generated for the tags plugin, and ``board.md`` for the board.
+``nav:``), archived pages leave it; when a page draws a Mermaid diagram, the pinned Mermaid
+(`generator.site.mermaid`) is copied into the site, so no page requests anything from a CDN;
+one page per tag is generated for the tags plugin, and ``board.md`` for the board.
 
 Per page, in ``on_page_markdown``: code references are marked for links to the pinned upstream
 lines (`codelinks`). In ``on_page_content`` the marks are taken out of the HTML, which the
@@ -70,6 +74,9 @@ from generator.site.codelinks import (
     strip_marks,
     wrap_links,
 )
+from generator.site.markdown_config import MarkdownConfigError, configure_markdown
+from generator.site.mermaid import PINNED as PINNED_MERMAID
+from generator.site.mermaid import MermaidUnavailable, pinned_mermaid, uses_mermaid
 from generator.site.pagechecks import frontmatter_missing, mermaid_findings
 from generator.upstream.manifest import ConfigError, Manifest, load_manifest
 from generator.verification.cache import VerifyCache
@@ -79,7 +86,6 @@ log = logging.getLogger("mkdocs.plugins.knowledge_base")
 
 MERMAID_SITE_PATH = "assets/javascripts/mermaid.min.js"
 BOARD_PAGE = "board.md"
-DEFAULT_MERMAID = ".cache/node/node_modules/mermaid/dist/mermaid.min.js"
 
 
 class KnowledgeBaseConfig(Config):
@@ -99,8 +105,11 @@ class KnowledgeBaseConfig(Config):
     """Generate the spec board, ``board.md``, from this build's verification (governed
     knowledge bases only: a ``specs/`` or ``.lean-spec/`` directory)."""
     mermaid = options.Optional(options.Type(str))
-    """mermaid.min.js to serve from the site, relative to mkdocs.yml (default: what
-    ``make mermaid`` installs); an empty string turns this off."""
+    """mermaid.min.js to serve from the site, relative to mkdocs.yml (default: the pinned
+    release, fetched once per user, `generator.site.mermaid`); an empty string turns this off."""
+    github_markdown = options.Type(bool, default=True)
+    """Add the Markdown extensions that render pages written for GitHub as GitHub does, where
+    mkdocs.yml lacks them (`generator.site.markdown_config`)."""
 
 
 @dataclass
@@ -275,12 +284,10 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         self.root = Path(config.config_file_path or "mkdocs.yml").resolve().parent
-        if self._mermaid_source() is not None and MERMAID_SITE_PATH not in [
-            str(script) for script in config.extra_javascript
-        ]:
-            # Material's Mermaid integration uses a global `mermaid` when one is loaded, and
-            # only otherwise fetches it from a CDN.
-            config.extra_javascript.insert(0, MERMAID_SITE_PATH)
+        try:
+            configure_markdown(config, github_markdown=self.config.github_markdown)
+        except MarkdownConfigError as error:
+            raise PluginError(f"knowledge-base: {error}") from None
         return config
 
     # -- verification, beside MkDocs' own work
@@ -550,24 +557,48 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
     # -- generated files
 
     def _mermaid_source(self) -> Path | None:
+        """The mermaid.min.js to serve: the ``mermaid`` option's, else the pinned release."""
         configured = self.config.mermaid
         if configured == "":
             return None
-        return self.root / (configured or DEFAULT_MERMAID)
+        if configured is None:
+            try:
+                return pinned_mermaid()
+            except MermaidUnavailable as error:
+                raise PluginError(
+                    f"knowledge-base: a page draws a Mermaid diagram, and {error}. Build once "
+                    "with the npm registry in reach (the file is then kept for every later "
+                    "build), or set the plugin's option `mermaid:` to a mermaid.min.js you "
+                    f"have (`npm install mermaid@{PINNED_MERMAID.version}` puts one in "
+                    'node_modules/mermaid/dist/), or `mermaid: ""` to serve none'
+                ) from None
+        source = self.root / configured
+        if not source.is_file():
+            raise PluginError(
+                f"knowledge-base: the plugin's option `mermaid: {configured}` names no file "
+                f"({source}); correct the path, or remove the option to serve the pinned "
+                f"Mermaid {PINNED_MERMAID.version}"
+            )
+        return source
 
     def _add_mermaid(self, files: Files, config: MkDocsConfig) -> None:
+        """Serve Mermaid from the site when a page draws a diagram (and only then: a site
+        without one never needs it)."""
+        if self.config.mermaid == "" or not any(
+            page.text is not None and uses_mermaid(page.text) for page in self.state.pages.values()
+        ):
+            return
         source = self._mermaid_source()
         if source is None:
             return
-        if not source.is_file():
-            raise PluginError(
-                f"knowledge-base: Mermaid is not installed at {source}; run `make mermaid` "
-                "(it installs the pinned version from the npm registry)"
-            )
         existing = files.get_file_from_path(MERMAID_SITE_PATH)
         if existing is not None:
             files.remove(existing)
         files.append(File.generated(config, MERMAID_SITE_PATH, abs_src_path=str(source)))
+        if MERMAID_SITE_PATH not in [str(script) for script in config.extra_javascript]:
+            # Material's Mermaid integration uses a global `mermaid` when one is loaded, and
+            # only otherwise fetches it from a CDN.
+            config.extra_javascript.insert(0, MERMAID_SITE_PATH)
 
     def _board_markdown(
         self,

@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 import yaml
 
-from generator.files import atomic_write
+from generator.files import atomic_write, user_cache_dir
 from generator.kb.pages import Page
 from generator.model import Finding, Link
 from generator.upstream.gitstore import fetch_state
@@ -259,8 +259,7 @@ def user_key() -> bytes | None:
     user alone. A cache file sits in the knowledge base's tree, where anyone who can write to the
     repository can put one; only files signed with this key are unpickled. None (no cache) when
     no key can be read or made there."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")  # noqa: PTH111, PTH118
-    path = Path(base) / "kb-generator" / KEY_NAME
+    path = user_cache_dir() / KEY_NAME
     try:
         key = path.read_bytes()
     except FileNotFoundError:

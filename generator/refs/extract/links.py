@@ -130,7 +130,8 @@ def extract_links(layout: MarkdownLayout, page: str) -> list[Link]:
         matches.extend(
             (m.start("target"), m.group("target"), False)
             for m in _REFERENCE_DEFINITION.finditer(prose, layout.body_start)
-            if not m.group("label").startswith("kb:")  # markers (see extract.refs), not links
+            # Markers (see extract.refs) and footnote definitions (`[^1]: text`) are not links.
+            if not m.group("label").startswith(("kb:", "^"))
         )
     for offset, raw_target, is_image in sorted(matches):
         target = raw_target[1:-1] if raw_target.startswith("<") else raw_target

@@ -158,6 +158,54 @@ def test_the_pr_and_review_commands_fetch_the_recording_through_github_api_url(
     assert "Nothing: the pack holds the whole pull request." in pack
 
 
+def test_pr_and_review_drafts_join_a_spec_and_a_path_without_being_told(
+    demo_kb: Path, tmp_path: Path
+) -> None:
+    """Drafted with no --spec, --path or --level, into a knowledge base under `governance:
+    strict`: placed as ingest places a page, so verifying them finds no governance error."""
+    shutil.copytree(ROOT / "specs", demo_kb / "specs")
+    shutil.copytree(ROOT / ".lean-spec", demo_kb / ".lean-spec")
+    for name in PAGES:
+        (demo_kb / "docs" / "analysis" / name).unlink()  # drafted afresh below
+    with ReplayServer() as server:
+        serve_recording(server, RECORDING)
+        env = {**os.environ, "GITHUB_API_URL": server.url, "PYTHONPATH": str(ROOT)}
+        env.pop("GITHUB_TOKEN", None)
+        env.pop("GH_TOKEN", None)
+        for command in ("pr", "review"):
+            result = subprocess.run(
+                [sys.executable, "-m", "generator", command, "example-org/minitrain", "5"],
+                cwd=demo_kb,
+                env={**env, "XDG_CACHE_HOME": str(tmp_path / "cache")},
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            assert result.returncode == 0, result.stderr
+    drafted = {name: demo_kb / "docs" / "analysis" / name for name in PAGES}
+    for path in drafted.values():
+        meta = yaml.safe_load(path.read_text("utf-8").split("---\n")[1])
+        assert meta["spec"] == "001-minitrain-knowledge-base"  # the only spec
+        assert meta["paths"] and meta["level"]
+    verified = subprocess.run(
+        [sys.executable, "-m", "generator", "verify", "docs", "--format", "json", "--no-cache"],
+        cwd=demo_kb,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    governance = {
+        "page-no-spec", "page-not-in-path", "field-missing", "level-invalid", "path-order-conflict",
+    }  # fmt: skip
+    found = [
+        f
+        for f in json.loads(verified.stdout)["findings"]
+        if f["check"] in governance and f["page"].rsplit("/", 1)[-1] in PAGES
+    ]
+    assert found == []
+
+
 # --------------------------------------------------------------------------------------------
 # Errors: a clear message naming the file and key, and nothing written
 

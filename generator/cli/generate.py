@@ -232,14 +232,26 @@ def _placement(args: argparse.Namespace) -> Any:
     return Placement.from_args(args)
 
 
-def _placed(build: Callable[..., Any], placement: Any) -> Callable[..., Any]:
-    """``build`` (a page drafter), with the page placed in its spec and learning paths."""
+def _placed(build: Callable[..., Any], placement: Any, kind: str) -> Callable[..., Any]:
+    """``build`` (a page drafter, called with the client and the manifest first), with the page
+    placed in its spec and learning paths: those given, else those ``ingest`` would choose."""
     from generator.generate.pr import place_page
 
-    def build_placed(*args: Any, **options: Any) -> Any:
-        page = build(*args, **options)
-        place_page(page, placement)
+    def build_placed(client: Any, manifest: Any, *args: Any, **options: Any) -> Any:
+        page = build(client, manifest, *args, **options)
+        place_page(page, placement.completed(manifest, kind))
         return page
+
+    return build_placed
+
+
+def _pack_placed(build_pack: Callable[..., Any], placement: Any, kind: str) -> Callable[..., Any]:
+    """``build_pack``, with the draft in the pack placed as `_placed` places a page."""
+
+    def build_placed(client: Any, manifest: Any, *args: Any, **options: Any) -> Any:
+        return build_pack(
+            client, manifest, *args, placement=placement.completed(manifest, kind), **options
+        )
 
     return build_placed
 
@@ -261,6 +273,7 @@ def _pack_or_page(
     write_page: Callable[..., Path],
     describe_page: Callable[[Any], str],
     build_pack: Callable[..., Any],
+    kind: str,
 ) -> int:
     """Write the page, or with ``--prompt`` the context pack (the flow `pr` and `review` share)."""
     from generator.generate.prompt import write_pack
@@ -268,13 +281,13 @@ def _pack_or_page(
     placement = _placement(args)
     if args.prompt:
         builder = functools.partial(
-            build_pack, budget=args.budget or DEFAULT_BUDGET, placement=placement
+            _pack_placed(build_pack, placement, kind), budget=args.budget or DEFAULT_BUDGET
         )
         return _draft_from_pull(args, builder, write_pack, _describe_pack)
     if args.budget is not None:
         sys.stderr.write("error: --budget sizes a context pack: it needs --prompt\n")
         return EXIT_USAGE
-    return _draft_from_pull(args, _placed(build_page, placement), write_page, describe_page)
+    return _draft_from_pull(args, _placed(build_page, placement, kind), write_page, describe_page)
 
 
 def run_pr(args: argparse.Namespace) -> int:
@@ -292,6 +305,7 @@ def run_pr(args: argparse.Namespace) -> int:
             f"{page.pull.head_sha[:12]}"
         ),
         build_pr_pack,
+        "pr-deep-dive",
     )
 
 
@@ -351,6 +365,7 @@ def run_review(args: argparse.Namespace) -> int:
             f"pinned to {page.pull.head_sha[:12]}"
         ),
         build_review_pack,
+        "review",
     )
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.files import atomic_write
-from generator.kb.paths import LEVELS
+from generator.kb.paths import LEVELS, load_pages
 from generator.refs.resolve import Resolver
 from generator.upstream.gitstore import GitStore
 from generator.upstream.manifest import ConfigError, Manifest
@@ -253,6 +253,25 @@ class Placement:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Placement:
         return cls(args.spec, tuple(args.paths), args.level)
+
+    def completed(self, manifest: Manifest, kind: str) -> Placement:
+        """This placement with what it leaves open decided as ``ingest`` decides it for a page
+        of ``kind`` (`generator.kb.placement`): the knowledge base's only spec, the level of
+        the kind, the learning path nearest that level. A drafted page so joins its spec and a
+        path, and the next build passes without ``--spec`` and ``--path``."""
+        from generator.kb.placement import Requested, place
+        from generator.kb.specs import load_config, load_specs
+        from generator.verification.pipeline import docs_root_for
+
+        docs_root = docs_root_for(manifest, [manifest.root / "docs"])
+        pages = load_pages(docs_root) if docs_root.is_dir() else []
+        specs = load_specs(load_config(manifest.root))
+        requested = Requested(self.spec, self.paths, self.level)
+        decided = {
+            placed.key: placed.value
+            for placed in place({}, kind, "", specs=specs, pages=pages, requested=requested)
+        }
+        return Placement(decided.get("spec"), tuple(decided.get("paths", ())), decided.get("level"))
 
 
 def render_source_page(

@@ -9,6 +9,7 @@ command's options say (``--spec``, ``--path``, ``--level``, ``--order``) wins ov
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from generator.kb.pages import Page
 from generator.kb.paths import LEVELS, build_curriculum, deep_dives_of
 from generator.kb.sections import ANALYSIS_KINDS, PR_DEEP_DIVE, REVIEW, SOURCE_ANALYSIS
-from generator.kb.specs import Spec
+from generator.kb.specs import Spec, find_spec
 
 DEFAULT_LEVEL: dict[str, str] = {
     SOURCE_ANALYSIS: "beginner",
@@ -62,7 +63,11 @@ def place(
     if requested.spec:
         placed.append(Placed("spec", requested.spec, "from --spec"))
     elif not meta.get("spec") and len(specs) == 1:
-        placed.append(Placed("spec", specs[0].name, "the knowledge base's only spec"))
+        placed.append(Placed("spec", specs[0].id, "the knowledge base's only spec"))
+    elif not meta.get("spec") and specs:
+        named = _spec_of_its_kind(kind, pages, specs)
+        if named is not None:
+            placed.append(Placed("spec", named, f"the spec of the other {kind} pages"))
     level = requested.level or meta.get("level")
     if level not in LEVELS:
         level = DEFAULT_LEVEL.get(kind)
@@ -114,3 +119,18 @@ def nearest_level_path(level: str | None, paths: Iterable[str]) -> str | None:
     if not existing:
         return None
     return min(existing, key=lambda name: (abs(LEVELS.index(name) - rank), LEVELS.index(name)))
+
+
+def _spec_of_its_kind(kind: str, pages: Sequence[Page], specs: Sequence[Spec]) -> str | None:
+    """The spec that pages of ``kind`` name most often, when one does."""
+    counts: Counter[str] = Counter()
+    for page in pages:
+        named = page.meta.get("spec")
+        if page.meta.get("kind") == kind and named not in (None, ""):
+            spec = find_spec(specs, str(named))
+            if spec is not None:
+                counts[spec.id] += 1
+    ranked = counts.most_common(2)
+    if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
+        return None
+    return ranked[0][0]

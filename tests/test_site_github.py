@@ -568,3 +568,18 @@ def test_a_diagram_with_no_mermaid_to_be_had_fails_the_build_saying_what_to_do(t
     assert "set the plugin's option `mermaid:`" in result.stderr
     assert not (team_kb.root / "site" / "index.html").exists()
     assert not (team_kb.cache / "kb-generator" / "mermaid").exists()
+
+
+def test_docs_without_a_home_page_get_one_listing_the_paths_and_pages(team_kb):
+    (team_kb.docs / "index.md").rename(team_kb.docs / "overview.md")
+    (team_kb.docs / "overview.md").write_text(
+        GITHUB_PAGE.replace("title: Overview\n", "title: Overview\nlevel: beginner\n"), "utf-8"
+    )
+    result = mkdocs(team_kb.root, XDG_CACHE_HOME=str(team_kb.cache))
+    assert result.returncode == 0, result.stderr
+    site = team_kb.root / "site"
+    home = (site / "index.html").read_text("utf-8")
+    article = home[home.index("<article") : home.index("</article>")]
+    assert re.search(r"<h1[^>]*>Team notes", article)  # the site's name (THIRD_PARTY_MKDOCS)
+    assert 'href="overview/"' in article  # the pages, by level
+    assert not (team_kb.docs / "index.md").exists()  # generated, never written into docs/

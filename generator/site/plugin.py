@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import json
 import logging
 import os
 import posixpath
@@ -55,7 +56,7 @@ from mkdocs.structure.pages import Page as MkDocsPage
 from mkdocs.utils.templates import TemplateContext
 
 from generator.files import inside
-from generator.kb.pages import Page, load_page
+from generator.kb.pages import Page, load_page, parse_page
 from generator.kb.paths import Curriculum, build_curriculum
 from generator.kb.specs import is_governed, load_governance
 from generator.model import Finding, ResolvedRef, Severity, printable
@@ -421,8 +422,10 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             files.append(board)
             self.state.board = BOARD_PAGE
         self._add_mermaid(files, config)
+        home = self._home_page(files, config) if self.config.navigation else None
         if self.config.navigation and config.nav is None:
             rels = [f.src_uri for f in sources if f.inclusion.is_in_nav()]
+            rels += [home] if home else []
             labels = navigation.words(config.theme.get("language"))
             extra: list[Any] = [{labels["board"]: self.state.board}] if self.state.board else []
             extra += [{labels["tags"]: tag_pages[0]}] if tag_pages else []
@@ -442,6 +445,26 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             # One-off builds only: `mkdocs serve` rebuilds and must be able to free it.
             gc.freeze()
         return files
+
+    def _home_page(self, files: Files, config: MkDocsConfig) -> str | None:
+        """``index.md``, listing the learning paths and the pages by level, when the docs have
+        no home page of their own (``index.md`` or ``README.md``): without one, the site's
+        root, where the header's logo leads, is a 404."""
+        if any(files.get_file_from_path(name) for name in ("index.md", "README.md")):
+            return None
+        words = navigation.words(config.theme.get("language"))
+        title = str(config.site_name or "").strip() or "Home"
+        content = (
+            f"---\ntitle: {json.dumps(title, ensure_ascii=False)}\n---\n\n# {title}\n\n"
+            f"## {words['paths']}\n\n{navigation.PATHS_MARKER}\n\n"
+            f"## {words['levels']}\n\n{navigation.LEVELS_MARKER}\n"
+        )
+        files.append(File.generated(config, "index.md", content=content))
+        docs = Path(config.docs_dir)
+        self.state.pages["index.md"] = parse_page(
+            content.encode("utf-8"), docs / "index.md", "index.md", "index.md"
+        )
+        return "index.md"
 
     def _generated(self, files: Files, curriculum: Curriculum) -> dict[str, Generated]:
         generated = {}

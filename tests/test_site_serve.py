@@ -174,6 +174,40 @@ def test_serve_shows_an_error_made_while_it_runs(site_kb, serve):  # noqa: F811
     assert served.process.poll() is None
 
 
+def test_serve_survives_a_broken_manifest_and_shows_why_on_every_page(site_kb, serve):  # noqa: F811
+    served = serve(site_kb)
+    manifest = site_kb.root / "upstreams.yaml"
+    good = manifest.read_text("utf-8")
+
+    manifest.write_text("upstreams: [\n", "utf-8")  # an edit half done
+    for path in ("", "one/"):
+        page = served.wait_for(path, lambda page: "Nothing was verified" in page)
+        assert "upstreams.yaml" in page
+    assert "the pages are served unverified until it is fixed" in served.output()
+
+    # A pin the clone does not hold is found only while verifying: the same, not a crash.
+    manifest.write_text(good.replace(site_kb.pin, "0" * 40), "utf-8")
+    page = served.wait_for("one/", lambda page: "0000000" in page)
+    assert "Nothing was verified" in page
+
+    # Put right, plus an upstream with no clone: its warning is on upstreams.yaml, not on a
+    # page, so the home page lists it; the page itself is clean again.
+    site_kb.upstreams["other"] = {
+        "url": "https://example.invalid/other.git",
+        "branch": "main",
+        "pin": "1" * 40,
+        "prefixes": ["other/"],
+    }
+    site_kb.page("one.md", (site_kb.docs / "one.md").read_text("utf-8") + "\nSee other/x.py:1.\n")
+    site_kb.write_manifest()
+    home = served.wait_for("", lambda page: "upstream-not-cloned" in page)
+    assert re.search(r"upstreams\.yaml line \d+: ", home), home
+    assert "Nothing was verified" not in home
+    page = served.wait_for("one/", lambda page: "kb-findings" not in page)
+    assert f"/blob/{site_kb.pin}/lib/core.py#L6-L7" in page
+    assert served.process.poll() is None
+
+
 def test_mkdocs_build_still_refuses_the_page_serve_shows(site_kb):  # noqa: F811
     site_kb.page("two.md", BROKEN_PAGE)
     for strict in ("--strict", "--no-strict"):
@@ -202,13 +236,17 @@ def test_serve_watches_the_manifest_specs_and_their_templates(site_kb, serve):  
 def test_marks_and_banner_escape_what_the_page_says():
     hostile = "no file '<img src=x onerror=\"alert(1)\">' at lib@abc\x1b[31m"
     finding = Finding(Severity.ERROR, "file-missing", "docs/x.md", 3, 1, hostile, "a <b>fix</b>")
-    shown = banner([finding])
+    shown = banner([finding], "docs/x.md")
     assert "<img" not in shown and "<b>" not in shown and "\x1b" not in shown
     assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in shown
     assert "line 3:" in shown and "help: a &lt;b&gt;fix&lt;/b&gt;" in shown
     mark = FindingMark(0, 5, hostile).opening()
     assert "<img" not in mark and 'onerror="' not in mark
-    assert banner([]) == ""
+    assert banner([], "docs/x.md") == ""
+    elsewhere = Finding(Severity.WARNING, "upstream-not-cloned", "upstreams.yaml", 8, 1, "<x>")
+    assert "upstreams.yaml line 8: &lt;x&gt;" in banner([elsewhere], "docs/index.md")
+    broken = banner([], "docs/x.md", "upstreams.yaml:2: <bad>")
+    assert "Nothing was verified" in broken and "upstreams.yaml:2: &lt;bad&gt;" in broken
 
 
 def test_a_code_span_with_a_broken_and_a_good_reference_is_marked_not_linked():

@@ -96,23 +96,32 @@ def plan_marks(
     return free, kept
 
 
-def banner(findings: Sequence[Finding]) -> str:
-    """The box listing a page's findings, for the top of its HTML; empty without findings."""
-    if not findings:
+def banner(findings: Sequence[Finding], page: str, problem: str | None = None) -> str:
+    """The box listing the findings of ``page`` (its display path, ``docs/x.md``), for the top
+    of its HTML: those on another file are named with it. ``problem`` is why nothing could be
+    verified (a broken manifest). Empty without findings or problem."""
+    if not findings and problem is None:
         return ""
     errors = sum(1 for f in findings if f.severity is Severity.ERROR)
-    kind = "failure" if errors else "warning"
+    kind = "failure" if errors or problem else "warning"
     count = f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
     items = []
+    if problem is not None:
+        items.append(
+            f"<li><strong>Nothing was verified</strong>: <code>{_text(problem)}</code></li>"
+        )
     for finding in findings:
+        where = f"line {finding.line}"
+        if finding.page != page:
+            where = f"{_text(finding.page)} {where}"
         help_text = f"<br><em>help: {_text(finding.suggestion)}</em>" if finding.suggestion else ""
         items.append(
             f"<li><code>{escape(str(finding.severity))}[{escape(finding.check)}]</code> "
-            f"line {finding.line}: {_text(finding.message)}{help_text}</li>"
+            f"{where}: {_text(finding.message)}{help_text}</li>"
         )
     verdict = (
-        "<code>mkdocs build</code> refuses to publish this page until its errors are fixed."
-        if errors
+        "<code>mkdocs build</code> refuses to publish this site until these errors are fixed."
+        if errors or problem
         else "<code>mkdocs build --strict</code> fails on these warnings."
     )
     return (

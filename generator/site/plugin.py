@@ -120,6 +120,10 @@ class BuildState:
     found in its HTML (``on_page_content``)."""
     findings: dict[str, list[Finding]] = field(default_factory=dict)
     """``mkdocs serve`` only: each page's findings by display path, for its banner."""
+    elsewhere: list[Finding] = field(default_factory=list)
+    """``mkdocs serve`` only: findings on files that are not pages, for the home page."""
+    prefix: str = ""
+    """How findings name the pages: ``docs/``."""
     generated: dict[str, Generated] = field(default_factory=dict)
     """Each page's lists and boxes, made in ``on_files`` while the verification runs."""
     additions: dict[str, Additions] = field(default_factory=dict)
@@ -267,6 +271,9 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         self.verification: Verification | None = None
         self.state = BuildState()
         self.root = Path.cwd()
+        self.manifest_problem: str | None = None
+        """``mkdocs serve`` only: why the manifest cannot be used (the pages are then served
+        unverified, with this on each, until it is fixed)."""
 
     # -- lifecycle
 
@@ -314,6 +321,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         starts again if not.
         """
         self._stop_verification()
+        self.manifest_problem = None
         if self.serving and live.exempt_from_strict(logging.getLogger("mkdocs")):
             log.info(
                 "knowledge-base: serving whatever the findings (strict mode applies to "
@@ -365,7 +373,13 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         """Verify the pages and plan their code links; the findings and board come last, or
         alone when a one-off build is to fail on them."""
         page_files = list(source.page_files)
-        report = verifier.verify(page_files) if verifier is not None else Report()
+        try:
+            report = verifier.verify(page_files) if verifier is not None else Report()
+        except ConfigError as error:  # a pin not in its clone, say
+            if not self.serving:
+                raise
+            self.manifest_problem = error.render()
+            verifier, report = None, Report()
         pages = _read_pages(page_files, verifier, source.docs_dir)
         findings: list[Finding] = []
         curriculum = build_curriculum(list(pages.values()))
@@ -522,9 +536,19 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             self._report(outcome)
             if self.serving:
                 self.state.findings = live.findings_by_page(outcome.findings)
+                docs_dir = Path(config.docs_dir).resolve()
+                self.state.prefix = _display_prefix(docs_dir, self.root)
+                pages = {f"{self.state.prefix}{f.src_uri}" for f in files.documentation_pages()}
+                # Findings on what is not a page (the manifest, a spec) go on the home page.
+                self.state.elsewhere = [f for f in outcome.findings if f.page not in pages]
+        if self.manifest_problem is not None:
+            log.error(
+                "knowledge-base: %s\n  the pages are served unverified until it is fixed",
+                self.manifest_problem,
+            )
         return env
 
-    def _verifier(self, docs_dir: Path) -> Verifier:
+    def _verifier(self, docs_dir: Path) -> Verifier | None:
         manifest_path = (self.root / self.config.manifest).resolve()
         # By content, not modification time: `mkdocs serve` rebuilds on an edit of the
         # manifest, which may come within the file system's timestamp resolution.
@@ -556,7 +580,13 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                         cache.load()
                 self.verifier = Verifier(manifest, docs_dir, self.config.ignore, cache)
             except ConfigError as error:
-                raise PluginError(f"knowledge-base: {error.render()}") from None
+                if not self.serving:
+                    raise PluginError(f"knowledge-base: {error.render()}") from None
+                # Serving: an edit of the manifest went wrong; say so on every page and keep
+                # serving them, so that the next edit can put it right.
+                self.verifier, self._manifest_key = None, None
+                self.manifest_problem = error.render()
+                return None
             self._manifest_key = key
         return self.verifier
 
@@ -745,9 +775,11 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         if additions is not None and page.content is not None:
             page.content = additions.apply(page.content)
         if self.serving and page.content is not None and page.file.abs_src_path:
-            docs_dir = Path(config.docs_dir).resolve()
-            display = f"{_display_prefix(docs_dir, self.root)}{page.file.src_uri}"
-            page.content = live.banner(self.state.findings.get(display, [])) + page.content
+            display = f"{self.state.prefix}{page.file.src_uri}"
+            findings = self.state.findings.get(display, [])
+            if page.file.src_uri == "index.md":
+                findings = [*findings, *self.state.elsewhere]
+            page.content = live.banner(findings, display, self.manifest_problem) + page.content
         return context
 
 

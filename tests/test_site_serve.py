@@ -25,7 +25,7 @@ from generator.refs.extract import scan
 from generator.site.codelinks import CodeLink, mark_links, unmark_links
 from generator.site.live import FindingMark, banner, plan_marks
 from tests.conftest import KB, MERMAID_JS, ROOT, mkdocs_build
-from tests.test_site import site_kb  # noqa: F401  (the fixture)
+from tests.test_site import governed_kb, site_kb  # noqa: F401  (the fixtures)
 
 BROKEN_PAGE = """\
 ---
@@ -218,15 +218,29 @@ def test_mkdocs_build_still_refuses_the_page_serve_shows(site_kb):  # noqa: F811
         assert not (site_kb.root / "site" / "two" / "index.html").exists()
 
 
-def test_serve_watches_the_manifest_specs_and_their_templates(site_kb, serve):  # noqa: F811
-    (site_kb.root / "specs").mkdir()
-    (site_kb.root / ".lean-spec" / "templates").mkdir(parents=True)
-    served = serve(site_kb)
+def test_serve_rebuilds_when_a_spec_or_a_spec_template_changes(governed_kb, serve):  # noqa: F811
+    templates = governed_kb.root / ".lean-spec" / "templates"
+    templates.mkdir(parents=True)
+    served = serve(governed_kb)
     watching = next(
         line for line in served.output().splitlines() if "Watching paths for changes" in line
     )
     for path in ("upstreams.yaml", "specs", ".lean-spec"):
         assert f"'{path}'" in watching, watching
+    assert "Lib notes" in served.get("board/")
+
+    spec = governed_kb.root / "specs" / "001-lib-notes" / "README.md"
+    spec.write_text(spec.read_text("utf-8").replace("# Lib notes", "# Lib notes, revised"))
+    served.wait_for("board/", lambda page: "Lib notes, revised" in page)
+
+    # LeanSpec's configuration names a template that is missing: a finding on a file that is
+    # not a page, listed on the home page; writing the template clears it.
+    config = governed_kb.root / ".lean-spec" / "config.json"
+    config.write_text('{"template": "spec-template.md"}\n', "utf-8")
+    home = served.wait_for("", lambda page: "spec-config-invalid" in page)
+    assert ".lean-spec/config.json line 1: template spec-template.md is missing" in home
+    (templates / "spec-template.md").write_text("# {name}\n\n## Overview\n", "utf-8")
+    served.wait_for("", lambda page: "spec-config-invalid" not in page)
 
 
 # ---------------------------------------------------------------------------------------------

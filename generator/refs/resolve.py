@@ -665,8 +665,7 @@ class Resolver:
                     result,
                     "commit-missing",
                     f"the page pins '{upstream.name}' to {commit}, which is not in the clone",
-                    f"run `kb upstreams fetch {upstream.name}`, or correct "
-                    "the page's pin",
+                    f"run `kb upstreams fetch {upstream.name}`, or correct the page's pin",
                 )
             return
         result.upstream, result.commit, result.path = upstream.name, commit, path

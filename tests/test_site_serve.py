@@ -168,9 +168,13 @@ def test_serve_shows_a_broken_reference_and_rebuilds_when_the_pin_moves(site_kb,
 def test_serve_shows_an_error_made_while_it_runs(site_kb, serve):  # noqa: F811
     served = serve(site_kb)
     assert "kb-finding" not in served.get("one/")
-    site_kb.page("one.md", BROKEN_PAGE.replace("Two", "One"))
+    # A broken reference and a dead link, which MkDocs' own validation warns about too: in
+    # strict mode either warning used to end the rebuild ("the server will appear stuck").
+    site_kb.page("one.md", BROKEN_PAGE.replace("Two", "One") + "\nSee [gone](gone.md).\n")
     page = served.wait_for("one/", lambda page: "kb-findings" in page)
-    assert "lib/future.py:1-2" in page
+    assert "<code>error[file-missing]</code> line 9:" in page
+    assert "<code>error[link-missing]</code> line 11:" in page
+    assert "gone.md" in served.output() and "Reloading browsers" in served.output()
     assert served.process.poll() is None
 
 

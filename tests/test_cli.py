@@ -130,7 +130,7 @@ def test_missing_clone_names_the_key_and_the_fix(broken_kb):
     assert result.returncode == 0  # not checked is not wrong, and not a configuration error
     assert (
         "upstreams.yaml:3:1: warning[upstream-not-cloned] 2 references into 'lib' are not "
-        "checked: it has no clone at cache/lib\n  = help: python -m generator upstreams fetch lib"
+        "checked: it has no clone at cache/lib\n  = help: kb upstreams fetch lib"
     ) in result.stdout
 
 

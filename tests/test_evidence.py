@@ -150,7 +150,7 @@ def test_a_quote_found_only_at_an_older_commit_names_that_commit(actor_kb: KB) -
     assert finding.check == "quote-not-found"
     assert f"lib@{actor_kb.old[:7]}" in finding.message  # type: ignore[attr-defined]
     assert "1 commit before the pin" in finding.message
-    assert finding.suggestion == "python -m generator pin suggest docs/a.md"
+    assert finding.suggestion == "kb pin suggest docs/a.md"
     assert finding.fix is None
 
 
@@ -351,7 +351,7 @@ def test_an_upstream_without_a_clone_is_reported_unchecked_not_a_config_error(
             "upstreams.yaml:8:1: warning[upstream-not-cloned] 2 references into 'pytorch' are "
             "not checked: it has no clone at cache/pytorch" in result.stdout
         )
-        assert "  = help: python -m generator upstreams fetch pytorch" in result.stdout
+        assert "  = help: kb upstreams fetch pytorch" in result.stdout
         assert "not searched: pytorch (no clone)" in result.stdout
     data = json.loads(actor_kb.cli("verify", "docs", "--format", "json", "--list-refs").stdout)
     assert [r["status"] for r in data["refs"]] == ["ok", "unchecked", "unchecked", "warning"]

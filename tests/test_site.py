@@ -688,9 +688,9 @@ def test_the_pre_commit_hook_runs_the_verifier(demo_kb):
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text("utf-8"))
     assert hook["id"] == "verify-code-refs" and hook["pass_filenames"] is False
     command = hook["entry"].split()
-    assert command[0] == "python"
+    assert command[:2] == ["kb", "verify"]  # kb is `python -m generator`, installed
     result = subprocess.run(
-        [sys.executable, *command[1:], "--format", "github"],
+        [sys.executable, "-m", "generator", *command[1:], "--format", "github"],
         cwd=demo_kb,
         capture_output=True,
         text=True,

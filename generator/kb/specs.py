@@ -730,7 +730,7 @@ def page_findings(pages: Iterable[Page], specs: Sequence[Spec]) -> list[Finding]
                     line,
                     column,
                     f"page names spec {named!r}, which does not exist (specs: {known})",
-                    "create it with 'python -m generator new spec NAME', or fix the name",
+                    "create it with 'kb new spec NAME', or fix the name",
                 )
             )
     return findings

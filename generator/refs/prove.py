@@ -220,7 +220,7 @@ class Prover:
         found = self._in_history(prepared, target)
         if found is not None:
             message += f"; {found}"
-            suggestion = f"python -m generator pin suggest {ref.page}"
+            suggestion = f"kb pin suggest {ref.page}"
         return [self._finding(ref, target, "quote-not-found", message, suggestion)]
 
     def _quote_moved(self, ref: CodeRef, target: _Target, quote: Quote) -> list[Finding]:

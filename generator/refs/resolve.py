@@ -261,8 +261,7 @@ class Resolver:
                 error = self.manifest.error(
                     f"no clone at {shown_path(upstream.clone_dir)}",
                     key,
-                    hint=f"run `make upstreams` (python -m generator upstreams fetch "
-                    f"{upstream.name}) to clone {upstream.url}",
+                    hint=f"run `kb upstreams fetch {upstream.name}` to clone {upstream.url}",
                 )
                 raise CloneMissing(
                     error.message, file=error.file, line=error.line, key=key, hint=error.hint
@@ -273,7 +272,7 @@ class Resolver:
                     f"pinned commit {upstream.pin} is not in the clone at "
                     f"{shown_path(upstream.clone_dir)}",
                     f"{key}.pin",
-                    hint=f"run `python -m generator upstreams fetch {upstream.name}` to fetch it, "
+                    hint=f"run `kb upstreams fetch {upstream.name}` to fetch it, "
                     "or correct the pin",
                 )
             self._stores[upstream.name] = store
@@ -588,7 +587,7 @@ class Resolver:
                     "unattributed",
                     f"no file named '{path}' in {where or 'any cloned upstream'}; not searched: "
                     + ", ".join(f"{name} (no clone)" for name in unsearched),
-                    f"python -m generator upstreams fetch {unsearched[0]}",
+                    f"kb upstreams fetch {unsearched[0]}",
                 )
                 return
             suggestion = self._closest_name(path, searched, context)
@@ -674,8 +673,7 @@ class Resolver:
                     result,
                     "commit-missing",
                     f"the page pins '{upstream.name}' to {commit}, which is not in the clone",
-                    f"run `python -m generator upstreams fetch {upstream.name}`, or correct "
-                    "the page's pin",
+                    f"run `kb upstreams fetch {upstream.name}`, or correct the page's pin",
                 )
             return
         result.upstream, result.commit, result.path = upstream.name, commit, path

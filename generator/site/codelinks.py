@@ -28,14 +28,14 @@ from __future__ import annotations
 import bisect
 import re
 import string
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, TypeVar
 from urllib.parse import quote
 
+from generator.model import CodeRef, ResolvedRef, Upstream
 from generator.refs.extract.markdown import MarkdownLayout
-from generator.model import ResolvedRef, Upstream
 
 GITHUB_PATTERN = "{web_url}/{kind}/{commit}/{path}#L{start}-L{end}"
 """How GitHub (and GitHub Enterprise, Gitea, Forgejo) address lines of a file at a commit."""
@@ -62,6 +62,30 @@ class CodeLink:
     end: int
     url: str
     title: str
+
+    def opening(self) -> str:
+        return f'<a href="{escape(self.url)}" title="{escape(self.title)}">'
+
+    closing = "</a>"
+
+
+class Wrapper(Protocol):
+    """What goes around ``text[start:end]``: a `CodeLink`, or the serve-time mark of a broken
+    reference (`generator.site.live.FindingMark`); both travel through `mark_links`."""
+
+    @property
+    def start(self) -> int: ...
+
+    @property
+    def end(self) -> int: ...
+
+    @property
+    def closing(self) -> str: ...
+
+    def opening(self) -> str: ...
+
+
+W = TypeVar("W", bound=Wrapper)
 
 
 def code_url(
@@ -120,8 +144,7 @@ def plan_links(
 ) -> list[CodeLink]:
     """The links to make in ``layout.text`` (the whole page, as the references were found in
     it) for the page's resolved references."""
-    text = layout.text
-    taken = _taken_spans(layout)
+    taken = taken_spans(layout)
     candidates: list[CodeLink] = []
     for resolved in resolved_refs:
         ref = resolved.ref
@@ -133,20 +156,10 @@ def plan_links(
         path = resolved.path or ref.path
         if upstream is None or not path:
             continue
-        if not 1 <= ref.line <= len(layout.line_starts):
+        placed = ref_span(layout, ref, taken)
+        if placed is None:
             continue
-        start = layout.line_starts[ref.line - 1] + ref.column - 1
-        end = start + len(ref.text)
-        if text[start:end] != ref.text:
-            continue  # the page changed between verification and rendering: link nothing
-        line_start, _ = layout.line_bounds(start)
-        if _HEADING_LINE.match(text, line_start) or layout.fence_at(start) is not None:
-            continue
-        span = layout.code_span_at(start)
-        if span is not None:
-            start, end = span.start, span.end
-        if _overlaps(taken, start, end):
-            continue
+        start, end = placed
         url = code_url(upstream, resolved.commit, path, ref.start, ref.end, ref.is_directory)
         if url is None:
             continue
@@ -155,16 +168,37 @@ def plan_links(
     return _without_shared_spans(candidates)
 
 
+def ref_span(
+    layout: MarkdownLayout, ref: CodeRef, taken: list[tuple[int, int]]
+) -> tuple[int, int] | None:
+    """Where in ``layout.text`` something may be put around ``ref``: the reference itself, or the
+    whole code span holding it; None on a heading line, in a fenced block, inside a link or HTML
+    (``taken``, from `taken_spans`) or when the page no longer holds it there."""
+    text = layout.text
+    if not 1 <= ref.line <= len(layout.line_starts):
+        return None
+    start = layout.line_starts[ref.line - 1] + ref.column - 1
+    end = start + len(ref.text)
+    if text[start:end] != ref.text:
+        return None  # the page changed between verification and rendering: touch nothing
+    line_start, _ = layout.line_bounds(start)
+    if _HEADING_LINE.match(text, line_start) or layout.fence_at(start) is not None:
+        return None
+    span = layout.code_span_at(start)
+    if span is not None:
+        start, end = span.start, span.end
+    if _overlaps(taken, start, end):
+        return None
+    return start, end
+
+
 def apply_links(text: str, links: Iterable[CodeLink]) -> str:
     """``text`` with every planned link made (links must not overlap)."""
     pieces: list[str] = []
     cursor = 0
     for link in sorted(links, key=lambda link: link.start):
         pieces.append(text[cursor : link.start])
-        pieces.append(
-            f'<a href="{escape(link.url)}" title="{escape(link.title)}">'
-            f"{text[link.start : link.end]}</a>"
-        )
+        pieces.append(f"{link.opening()}{text[link.start : link.end]}{link.closing}")
         cursor = link.end
     pieces.append(text[cursor:])
     return "".join(pieces)
@@ -176,7 +210,7 @@ _MARKED = re.compile(f"{_OPEN}(\\d+){_MID}((?:[^<{_OPEN}{_CLOSE}]|</?code>)*){_C
 _MARKERS = re.compile(f"{_OPEN}\\d+{_MID}|{_CLOSE}")
 
 
-def mark_links(text: str, links: Iterable[CodeLink]) -> tuple[str, list[CodeLink]]:
+def mark_links(text: str, links: Iterable[W]) -> tuple[str, list[W]]:
     """``text`` with each planned link's span between markers, and the links by marker number.
 
     Markdown renders what is between the markers as usual (a code span stays a code span) and
@@ -195,14 +229,14 @@ def mark_links(text: str, links: Iterable[CodeLink]) -> tuple[str, list[CodeLink
 
 
 class LinkSpan(NamedTuple):
-    """Where a planned link goes in a page's HTML: around ``html[start:end]``."""
+    """Where a planned link (or mark) goes in a page's HTML: around ``html[start:end]``."""
 
     start: int
     end: int
-    link: CodeLink
+    link: Wrapper
 
 
-def unmark_links(html: str, links: list[CodeLink]) -> str:
+def unmark_links(html: str, links: Sequence[Wrapper]) -> str:
     """The rendered page with the markers of `mark_links` made into links.
 
     A marked span that Markdown rendered into anything but text and ``<code>`` (it would cross
@@ -212,7 +246,7 @@ def unmark_links(html: str, links: list[CodeLink]) -> str:
     return wrap_links(stripped, spans)
 
 
-def strip_marks(html: str, links: list[CodeLink]) -> tuple[str, list[LinkSpan]]:
+def strip_marks(html: str, links: Sequence[Wrapper]) -> tuple[str, list[LinkSpan]]:
     """The rendered page without the markers of `mark_links`, and where each link goes in it.
 
     The site indexes a page for search between the two steps: the index holds the same text
@@ -242,12 +276,7 @@ def wrap_links(html: str, spans: Iterable[LinkSpan]) -> str:
     pieces: list[str] = []
     cursor = 0
     for start, end, link in spans:
-        pieces += (
-            html[cursor:start],
-            f'<a href="{escape(link.url)}" title="{escape(link.title)}">',
-            html[start:end],
-            "</a>",
-        )
+        pieces += (html[cursor:start], link.opening(), html[start:end], link.closing)
         cursor = end
     pieces.append(html[cursor:])
     return "".join(pieces)
@@ -276,7 +305,7 @@ def relocate_spans(spans: Iterable[LinkSpan], old: str, new: str) -> list[LinkSp
     return moved
 
 
-def _taken_spans(layout: MarkdownLayout) -> list[tuple[int, int]]:
+def taken_spans(layout: MarkdownLayout) -> list[tuple[int, int]]:
     """Where links (and HTML) already are: nothing inside them is linked again."""
     # Searched in the text with fenced blocks blanked; code spans stay, because a link label
     # may hold one (``[`x.py:3`](…)``) and a code span may hold a '<'.

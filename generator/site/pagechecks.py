@@ -80,7 +80,7 @@ def mermaid_findings(page: Page) -> list[Finding]:
                 line,
                 column,
                 f"Mermaid diagram will not render: {message}",
-                "fix the diagram; `make serve` shows how it renders",
+                "fix the diagram; `mkdocs serve` shows how it renders",
             )
         )
     return findings

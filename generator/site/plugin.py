@@ -16,8 +16,10 @@ runs it in a forked child process (`background`), beside MkDocs' own reading of 
 findings are logged in ``on_env``, once MkDocs has read every page and before anything is
 written, in the verifier's text format (``docs/x.md:12:7: error[check] message``): warnings
 through MkDocs' logger, so ``--strict`` fails on them; errors fail every ``mkdocs build``,
-strict or not, because a page with an error must not be published. ``mkdocs serve`` logs errors
-and keeps serving, so the writer can see the page they are fixing.
+strict or not, because a page with an error must not be published. ``mkdocs serve`` logs them
+and keeps serving whatever they are, strict or not, and shows them on the pages (`live`: a mark
+on each broken reference, a banner listing the page's findings); ``on_serve`` watches the
+manifest, the specs and the theme's overrides too, so an edit of any of them rebuilds.
 
 In ``on_files``: the nav is computed from frontmatter (unless mkdocs.yml has a hand-written
 ``nav:``), archived pages leave it; when a page draws a Mermaid diagram, the pinned Mermaid
@@ -34,7 +36,9 @@ lists filled in at their markers, and the banner, prerequisites and path navigat
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
+import hashlib
 import json
 import logging
 import os
@@ -62,7 +66,7 @@ from generator.kb.specs import is_governed, load_governance
 from generator.model import Finding, ResolvedRef, Severity, printable
 from generator.refs.extract import scan
 from generator.refs.slugs import github_slug
-from generator.site import navigation
+from generator.site import live, navigation
 from generator.site.background import Background, BackgroundFailed
 from generator.site.codelinks import (
     PLACEHOLDERS,
@@ -121,8 +125,15 @@ class BuildState:
     curriculum: Curriculum | None = None
     board: str | None = None
     """The generated board page's path (``board.md``), when there is one."""
-    links: dict[str, list[CodeLink]] = field(default_factory=dict)
-    """Code links marked in a page's Markdown, found in its HTML (``on_page_content``)."""
+    links: dict[str, list[CodeLink | live.FindingMark]] = field(default_factory=dict)
+    """Code links (and, serving, marks of broken references) marked in a page's Markdown,
+    found in its HTML (``on_page_content``)."""
+    findings: dict[str, list[Finding]] = field(default_factory=dict)
+    """``mkdocs serve`` only: each page's findings by display path, for its banner."""
+    elsewhere: list[Finding] = field(default_factory=list)
+    """``mkdocs serve`` only: findings on files that are not pages, for the home page."""
+    prefix: str = ""
+    """How findings name the pages: ``docs/``."""
     generated: dict[str, Generated] = field(default_factory=dict)
     """Each page's lists and boxes, made in ``on_files`` while the verification runs."""
     additions: dict[str, Additions] = field(default_factory=dict)
@@ -158,6 +169,8 @@ class PlannedLinks:
     rel: str
     text_length: int
     links: list[CodeLink]
+    marks: list[live.FindingMark] = field(default_factory=list)
+    """``mkdocs serve`` only: the page's broken references, marked (`live`)."""
 
 
 @dataclass
@@ -264,15 +277,31 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
     def __init__(self) -> None:
         self.command = "build"
         self.verifier: Verifier | None = None
-        self._manifest_key: tuple[Path, float] | None = None
+        self._manifest_key: tuple[Path, str] | None = None
         self.verification: Verification | None = None
         self.state = BuildState()
         self.root = Path.cwd()
+        self.manifest_problem: str | None = None
+        """``mkdocs serve`` only: why the manifest cannot be used (the pages are then served
+        unverified, with this on each, until it is fixed)."""
 
     # -- lifecycle
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.command = command
+
+    @property
+    def serving(self) -> bool:
+        """``mkdocs serve``: findings are shown on the pages and never stop the server."""
+        return self.command == "serve"
+
+    def on_serve(self, server: Any, *, config: MkDocsConfig, builder: Any) -> Any:
+        """Rebuild on what the verification reads besides the pages: the manifest, the specs and
+        their templates, and the theme's overrides (``_verifier`` re-reads a changed manifest)."""
+        manifest = self.root / self.config.manifest
+        for path in live.watched_paths(self.root, manifest, config.theme.custom_dir):
+            server.watch(str(path))
+        return server
 
     def on_shutdown(self) -> None:
         self._stop_verification()
@@ -300,6 +329,12 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         starts again if not.
         """
         self._stop_verification()
+        self.manifest_problem = None
+        if self.serving and live.exempt_from_strict(logging.getLogger("mkdocs")):
+            log.info(
+                "knowledge-base: serving whatever the findings (strict mode applies to "
+                "`mkdocs build`); they are shown on the pages"
+            )
         if self.config.verify or self.config.code_links:
             # MkDocs walks the docs again right after and says what it has to say then.
             with _silenced(logging.getLogger("mkdocs.structure.files")):
@@ -346,7 +381,13 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         """Verify the pages and plan their code links; the findings and board come last, or
         alone when a one-off build is to fail on them."""
         page_files = list(source.page_files)
-        report = verifier.verify(page_files) if verifier is not None else Report()
+        try:
+            report = verifier.verify(page_files) if verifier is not None else Report()
+        except ConfigError as error:  # a pin not in its clone, say
+            if not self.serving:
+                raise
+            self.manifest_problem = error.render()
+            verifier, report = None, Report()
         pages = _read_pages(page_files, verifier, source.docs_dir)
         findings: list[Finding] = []
         curriculum = build_curriculum(list(pages.values()))
@@ -370,7 +411,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             # pages ask for them first, and stop the build on seeing this outcome instead).
             yield outcome
             return
-        if self.config.code_links and verifier is not None:
+        if (self.config.code_links or self.serving) and verifier is not None:
             refs_by_page: dict[str, list[ResolvedRef]] = {}
             for resolved in report.refs:
                 refs_by_page.setdefault(resolved.ref.page, []).append(resolved)
@@ -386,12 +427,15 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                         MAX_LINKED_REFS,
                     )
                     refs = None
-                links = (
-                    plan_links(scan(page.text, page.body_start), refs, upstreams)
-                    if refs and page.text is not None
-                    else []
-                )
-                yield PlannedLinks(page.rel, len(page.text or ""), links)
+                if not refs or page.text is None:
+                    yield PlannedLinks(page.rel, len(page.text or ""), [])
+                    continue
+                layout = scan(page.text, page.body_start)
+                links = plan_links(layout, refs, upstreams) if self.config.code_links else []
+                marks: list[live.FindingMark] = []
+                if self.serving:
+                    links, marks = live.plan_marks(layout, refs, links)
+                yield PlannedLinks(page.rel, len(page.text), links, marks)
         yield outcome
 
     # -- files: curriculum, nav, generated files
@@ -520,14 +564,28 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             outcome = self.verification.outcome()
             self._stop_verification()
             self._report(outcome)
+            if self.serving:
+                self.state.findings = live.findings_by_page(outcome.findings)
+                docs_dir = Path(config.docs_dir).resolve()
+                self.state.prefix = _display_prefix(docs_dir, self.root)
+                pages = {f"{self.state.prefix}{f.src_uri}" for f in files.documentation_pages()}
+                # Findings on what is not a page (the manifest, a spec) go on the home page.
+                self.state.elsewhere = [f for f in outcome.findings if f.page not in pages]
+        if self.manifest_problem is not None:
+            log.error(
+                "knowledge-base: %s\n  the pages are served unverified until it is fixed",
+                self.manifest_problem,
+            )
         return env
 
-    def _verifier(self, docs_dir: Path) -> Verifier:
+    def _verifier(self, docs_dir: Path) -> Verifier | None:
         manifest_path = (self.root / self.config.manifest).resolve()
+        # By content, not modification time: `mkdocs serve` rebuilds on an edit of the
+        # manifest, which may come within the file system's timestamp resolution.
         try:
-            key = (manifest_path, manifest_path.stat().st_mtime)
+            key = (manifest_path, hashlib.blake2b(manifest_path.read_bytes()).hexdigest())
         except OSError:
-            key = (manifest_path, 0.0)
+            key = (manifest_path, "")
         if (
             self.verifier is None
             or self._manifest_key != key
@@ -552,7 +610,13 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                         cache.load()
                 self.verifier = Verifier(manifest, docs_dir, self.config.ignore, cache)
             except ConfigError as error:
-                raise PluginError(f"knowledge-base: {error.render()}") from None
+                if not self.serving:
+                    raise PluginError(f"knowledge-base: {error.render()}") from None
+                # Serving: an edit of the manifest went wrong; say so on every page and keep
+                # serving them, so that the next edit can put it right.
+                self.verifier, self._manifest_key = None, None
+                self.manifest_problem = error.render()
+                return None
             self._manifest_key = key
         return self.verifier
 
@@ -714,7 +778,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         source = self.state.pages.get(rel)
         if source is None or source.text is None:
             return markdown
-        if self.config.code_links:
+        if self.config.code_links or self.serving:
             markdown = self._link_code(markdown, source)
         curriculum = self.state.curriculum
         if self.config.navigation and curriculum is not None:
@@ -729,7 +793,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             # some huge) that will not be written.
             self._stop_verification()
             self._report(failed)
-        if planned is None or not planned.links:
+        if planned is None or not (planned.links or planned.marks):
             return markdown
         text = source.text or ""
         if len(text) != planned.text_length or not text.endswith(markdown):
@@ -739,8 +803,8 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         # frontmatter.
         cut = len(text) - len(markdown)
         links = [
-            CodeLink(link.start - cut, link.end - cut, link.url, link.title)
-            for link in planned.links
+            dataclasses.replace(link, start=link.start - cut, end=link.end - cut)
+            for link in [*planned.links, *planned.marks]
             if link.start >= cut
         ]
         marked, self.state.links[source.rel] = mark_links(markdown, links)
@@ -764,6 +828,12 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         additions = self.state.additions.pop(page.file.src_uri, None)
         if additions is not None and page.content is not None:
             page.content = additions.apply(page.content)
+        if self.serving and page.content is not None and page.file.abs_src_path:
+            display = f"{self.state.prefix}{page.file.src_uri}"
+            findings = self.state.findings.get(display, [])
+            if page.file.src_uri == "index.md":
+                findings = [*findings, *self.state.elsewhere]
+            page.content = live.banner(findings, display, self.manifest_problem) + page.content
         return context
 
 

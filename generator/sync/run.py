@@ -206,7 +206,7 @@ def plan_sync(
                 raise ConfigError(
                     f"{page.display}: its references are anchored at {old}, which "
                     f"is not in the clone of '{upstream.name}'",
-                    hint=f"run `python -m generator upstreams fetch {upstream.name}`",
+                    hint=f"run `kb upstreams fetch {upstream.name}`",
                 )
             reanchorer = reanchorers.get(old)
             if reanchorer is None:

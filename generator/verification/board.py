@@ -371,7 +371,7 @@ class _BehindCounter:
         upstream = self.manifest.upstreams[name]
         clone = upstream.clone_dir
         if clone is None or not Path(clone).exists():
-            return None, f"{name} is not cloned (run 'make upstreams')"
+            return None, f"{name} is not cloned (run 'kb upstreams fetch {name}')"
         for head in (f"refs/remotes/origin/{upstream.branch}", f"refs/heads/{upstream.branch}"):
             result = subprocess.run(
                 ["git", "-C", str(clone), "rev-list", "--count", f"{commit}..{head}"],

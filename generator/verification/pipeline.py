@@ -547,7 +547,7 @@ class Verifier:
                     f"{count} reference{'s' if count != 1 else ''} into '{name}' "
                     f"{'are' if count != 1 else 'is'} not checked: it has no clone at "
                     f"{shown_path(upstream.clone_dir)}",
-                    f"python -m generator upstreams fetch {name}",
+                    f"kb upstreams fetch {name}",
                     upstream=name,
                     commit=upstream.pin,
                 )

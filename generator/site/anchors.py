@@ -1,11 +1,11 @@
 """GitHub-compatible heading ids (``markdown_extensions: [generator.site.anchors]``).
 
 The ``toc`` extension already slugs with `generator.refs.slugs.slugify`, but it makes repeated ids
-unique as ``x_1``, ``x_2`` while GitHub (and the verifier, `generator.refs.slugs.Slugger`) uses ``x-1``,
-``x-2``. This tree processor runs after ``attr_list`` and before ``toc`` and gives every heading
-its GitHub id in document order; ``toc`` never overrides an id that is already set, so the table
-of contents, the permalinks and the verifier all agree. An explicit ``{#id}`` is kept as written
-(unless an earlier heading already took it) and takes its place in the sequence, as the
+unique as ``x_1``, ``x_2`` while GitHub (and the verifier, `generator.refs.slugs.Slugger`) uses
+``x-1``, ``x-2``. This tree processor runs after ``attr_list`` and before ``toc`` and gives every
+heading its GitHub id in document order; ``toc`` never overrides an id that is already set, so the
+table of contents, the permalinks and the verifier all agree. An explicit ``{#id}`` is kept as
+written (unless an earlier heading already took it) and takes its place in the sequence, as the
 verifier assumes.
 """
 

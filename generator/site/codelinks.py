@@ -1,8 +1,8 @@
 """Code references become links to the upstream's web page at the pinned commit and lines.
 
 The rewrite happens on the Markdown MkDocs is about to render, never on the sources. Positions
-come from the extractor (`generator.refs.extract.extract_refs`, through the verifier's report), so the
-site links exactly what the verifier checked. What is linked and what is not:
+come from the extractor (`generator.refs.extract.extract_refs`, through the verifier's report),
+so the site links exactly what the verifier checked. What is linked and what is not:
 
 - a reference in prose becomes ``<a href="url" title="upstream@shortsha">text</a>``;
 - a code span that holds one reference (`` `minitrain/x.py:10-20` ``) is wrapped whole, so it

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 
 from generator.checks import severity_of
-from generator.refs.extract import scan
-from generator.model import Finding
 from generator.kb.pages import Page
+from generator.model import Finding
+from generator.refs.extract import scan
 
 DIAGRAM_TYPES = frozenset(
     # Spelled as Mermaid's detectors expect them on a diagram's first line.

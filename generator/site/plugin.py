@@ -8,18 +8,19 @@ pages written for GitHub as GitHub does) are added where mkdocs.yml lacks them
 
 The verification (`Verification`) starts in ``on_pre_build``, before MkDocs cleans the site
 directory: every page is verified with the same core as ``scripts/verify_code_refs.py``, the
-code links of each page are planned, the learning-path checks (`generator.kb.paths`) and the site
-checks (`pagechecks`) run, and in a governed knowledge base (``specs/``) the spec board
-(`generator.verification.board`) is computed from that report and curriculum. A one-off ``mkdocs build``
-runs it in a forked child process (`background`), beside MkDocs' own reading of the pages;
-``on_files`` starts it again if the pages MkDocs and the other plugins settled on differ. Its
-findings are logged in ``on_env``, once MkDocs has read every page and before anything is
-written, in the verifier's text format (``docs/x.md:12:7: error[check] message``): warnings
-through MkDocs' logger, so ``--strict`` fails on them; errors fail every ``mkdocs build``,
-strict or not, because a page with an error must not be published. ``mkdocs serve`` logs them
-and keeps serving whatever they are, strict or not, and shows them on the pages (`live`: a mark
-on each broken reference, a banner listing the page's findings); ``on_serve`` watches the
-manifest, the specs and the theme's overrides too, so an edit of any of them rebuilds.
+code links of each page are planned, the learning-path checks (`generator.kb.paths`) and the
+site checks (`pagechecks`) run, and in a governed knowledge base (``specs/``) the spec board
+(`generator.verification.board`) is computed from that report and curriculum. A one-off
+``mkdocs build`` runs it in a forked child process (`background`), beside MkDocs' own reading
+of the pages; ``on_files`` starts it again if the pages MkDocs and the other plugins settled on
+differ. Its findings are logged in ``on_env``, once MkDocs has read every page and before
+anything is written, in the verifier's text format (``docs/x.md:12:7: error[check] message``):
+warnings through MkDocs' logger, so ``--strict`` fails on them; errors fail every
+``mkdocs build``, strict or not, because a page with an error must not be published.
+``mkdocs serve`` logs them and keeps serving whatever they are, strict or not, and shows them on
+the pages (`live`: a mark on each broken reference, a banner listing the page's findings);
+``on_serve`` watches the manifest, the specs and the theme's overrides too, so an edit of any of
+them rebuilds.
 
 In ``on_files``: the nav is computed from frontmatter (unless mkdocs.yml has a hand-written
 ``nav:``), archived pages leave it; when a page draws a Mermaid diagram, the pinned Mermaid
@@ -211,9 +212,12 @@ class Verification:
 
     def failed(self) -> Outcome | None:
         """The outcome, when it came before the pages' links: the build fails on its errors."""
-        if self._outcome is not None and not self._links:
-            if any(f.severity is Severity.ERROR for f in self._outcome.findings):
-                return self._outcome
+        if (
+            self._outcome is not None
+            and not self._links
+            and any(f.severity is Severity.ERROR for f in self._outcome.findings)
+        ):
+            return self._outcome
         return None
 
     def close(self) -> None:
@@ -856,7 +860,8 @@ def decorate(markdown: str, rel: str, curriculum: Curriculum) -> str:
 
 
 def format_finding(finding: Finding) -> str:
-    """One finding as the verifier's text report prints it (`generator.verification.report.format_text`)."""
+    """One finding as the verifier's text report prints it
+    (`generator.verification.report.format_text`)."""
     text = (
         f"{printable(finding.page)}:{finding.line}:{finding.column}: "
         f"{finding.severity}[{finding.check}] {printable(finding.message)}"
@@ -891,15 +896,16 @@ def _drop_unsafe_assets(files: Files, docs_dir: Path) -> None:
     (copying would publish what it points at). Pages stay: the verification reports them and
     ``on_page_read_source`` never reads them."""
     root = os.path.realpath(docs_dir)
-    written_root = os.path.abspath(docs_dir).rstrip(os.sep) + os.sep
+    # Strings, not resolved Paths: a link is judged by where it is written and where it leads.
+    written_root = os.path.abspath(docs_dir).rstrip(os.sep) + os.sep  # noqa: PTH100
     for file in list(files):
         if file.is_documentation_page() or file.generated_by or not file.abs_src_path:
             continue
         source = file.abs_src_path
-        if not os.path.abspath(source).startswith(written_root):
+        if not os.path.abspath(source).startswith(written_root):  # noqa: PTH100
             continue  # the theme's own files
         try:
-            regular = stat.S_ISREG(os.stat(source).st_mode)
+            regular = stat.S_ISREG(os.stat(source).st_mode)  # noqa: PTH116
         except (OSError, ValueError):
             regular = False
         real = os.path.realpath(source)

@@ -37,7 +37,7 @@ HANDLERS = {
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
-        prog="python -m generator",
+        prog="kb",
         description="Generate and verify a code-analysis knowledge base whose code references "
         "are pinned to upstream commits.",
     )

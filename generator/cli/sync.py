@@ -125,7 +125,7 @@ def _sync_all(args, manifest, names, journal, progress) -> None:  # type: ignore
             if target is None:
                 raise ConfigError(
                     f"'{revision}' is not a commit of '{name}'",
-                    hint=f"check the name, or fetch: python -m generator upstreams fetch {name}",
+                    hint=f"check the name, or fetch: kb upstreams fetch {name}",
                 )
             plan = run.plan_sync(
                 manifest,

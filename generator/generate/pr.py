@@ -198,7 +198,7 @@ def find_upstream(manifest: Manifest, owner: str, repo: str) -> Upstream:
     raise UnknownRepository(
         f"{owner}/{repo} is not an upstream in {manifest.display_path()}; configured GitHub "
         f"repositories: {listing}. Add it (with web_url: https://github.com/{owner}/{repo}) "
-        "and run `python -m generator upstreams fetch`"
+        "and run `kb upstreams fetch`"
     )
 
 

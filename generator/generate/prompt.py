@@ -485,7 +485,7 @@ def _code_parts(
     if store is None:
         if upstream.clone_dir is None or not upstream.clone_dir.exists():
             reason = (
-                f"{upstream.name} has no clone; run `python -m generator upstreams fetch "
+                f"{upstream.name} has no clone; run `kb upstreams fetch "
                 f"{upstream.name}` and this again"
             )
         else:
@@ -635,7 +635,7 @@ def _assemble(
     has_comments: bool,
 ) -> str:
     repository = f"{pull.owner}/{pull.repo}"
-    command = f"python -m generator {_COMMANDS[kind]} {repository} {pull.number} --prompt"
+    command = f"kb {_COMMANDS[kind]} {repository} {pull.number} --prompt"
     size = f"about {tokens:,} tokens" if tokens is not None else "about ? tokens"
     out = [
         _prompt(kind),
@@ -756,7 +756,7 @@ def _conventions(
             "(`path:line`), the issue, and indented **Problem** and **Fix** lines; under a "
             "severity without findings, keep `None.` as the text. Each finding that cites a "
             "line the diff adds or changes becomes an inline comment on GitHub "
-            f"(`python -m generator review --export-review-json {page_path.as_posix()}`).",
+            f"(`kb review --export-review-json {page_path.as_posix()}`).",
         ]
     out += [
         "",

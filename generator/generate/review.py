@@ -393,8 +393,7 @@ def changed_lines(upstream: Upstream, base: str, head: str) -> dict[str, set[int
         store = GitStore(upstream.clone_dir)
     except RepositoryUnavailable:
         raise PrError(
-            f"no clone of '{upstream.name}' to read the change from; run: python -m generator "
-            "upstreams fetch"
+            f"no clone of '{upstream.name}' to read the change from; run: kb upstreams fetch"
         ) from None
     try:
         diff = store.repo.git.diff(base, head, "-M", "-U0", "--no-color", "--no-ext-diff")

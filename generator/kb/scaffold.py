@@ -227,9 +227,7 @@ def new_page(
         raise ConfigError(f"status {status!r} is not one of {', '.join(SPEC_STATUSES)}")
     found = find_spec(load_specs(load_config(root)), spec)
     if found is None:
-        raise ConfigError(
-            f"no spec {spec!r}", hint="create it first: python -m generator new spec NAME"
-        )
+        raise ConfigError(f"no spec {spec!r}", hint="create it first: kb new spec NAME")
     if path is None:
         suffix = "" if lang == "en" else f".{lang}"
         folder = PAGE_KINDS[kind]

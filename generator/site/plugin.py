@@ -724,7 +724,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             f"{len(report.refs)} code references and {report.links} links checked, "
             f"{errors} errors and {len(outcome.findings) - errors} warnings. "
             "The acceptance criteria are measured, never ticked by hand "
-            "(`python -m generator specs board` prints the same board)."
+            "(`kb specs board` prints the same board)."
         )
         title = navigation.words(source.language)["board"]
         return f"---\ntitle: {title}\nkind: board\n---\n\n" + format_board_markdown(

@@ -486,7 +486,7 @@ def format_board_markdown(board: Board, link_prefix: str = "", intro: str = "") 
     if intro:
         out += [intro, ""]
     if not board.cards:
-        out += ["No spec governs this knowledge base yet (`python -m generator new spec`).", ""]
+        out += ["No spec governs this knowledge base yet (`kb new spec`).", ""]
     for card in board.cards:
         spec = card.spec
         facts = [f"`{spec.id}`", f"status **{spec.status or '?'}**"]

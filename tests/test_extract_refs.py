@@ -259,6 +259,10 @@ def test_table_row_with_a_path_cell_and_a_range_cell():
     options = ExtractOptions(route_prefixes=("slime/",))
     row = "| `slime/x.py` | 10-20 |\n"
     assert [(r.text, r.style) for r in refs_of(row, options)] == [("10-20", "table")]
+    # Emphasis around the path cell, and a range cell in a code span, read the same.
+    for row in ("| **`slime/x.py`** | 10-20 |\n", "| *slime/x.py* | `10-20` |\n"):
+        found = [(r.text, r.path, r.start, r.end, r.style) for r in refs_of(row, options)]
+        assert found == [("10-20", "slime/x.py", 10, 20, "table")], row
 
 
 @pytest.mark.parametrize(

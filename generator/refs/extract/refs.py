@@ -807,7 +807,8 @@ def _table_records(
         paths = []
         cell_start = line_start + before.index("|") + 1
         for cell in cells:
-            written = cell.strip().strip("`").strip()
+            # `path`, **`path`** or *path*: emphasis around the path is the table's style.
+            written = cell.strip().strip("*_").strip().strip("`").strip()
             if _FILE_TOKEN.fullmatch(written) and _path_form(written) is not None:
                 paths.append((written, cell_start + cell.index(written)))
             elif _RANGE_AT.search(cell):

@@ -572,6 +572,7 @@ class Verifier:
             if entry is None:
                 continue
             parsed = _Parsed(file, entry.restored_page(file.source, data))
+            del self._run_data[file]  # the restored page holds its text: not the bytes too
             parsed._anchors = entry.anchors
             self._run_cached[file] = (entry, parsed)
             self._parsed[file.rel] = parsed

@@ -1,0 +1,155 @@
+"""`sync` on the edges of held references: bindings, headings, candidates, what it skips, reports.
+
+Each test builds a real upstream history and a knowledge base in git in a temporary directory and
+runs ``python -m generator`` on it as a user does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from generator.upstream.gitbuild import RepoBuilder, run_git
+from tests.test_sync import cli
+
+FIRST = "def first(value):\n    value = value + 11\n    return value * 17\n"
+SECOND = "def second(items):\n    total = sum(items)\n    return total * 23\n"
+
+
+def _kb(tmp_path: Path, repo: RepoBuilder, pin: str, pages: dict[str, str]) -> Path:
+    """A knowledge base in git whose pages cite ``repo`` at ``pin``."""
+    root = tmp_path / "kb"
+    (root / "docs").mkdir(parents=True)
+    (root / "upstreams.yaml").write_text(
+        f"cache_dir: {repo.path.parent}\nupstreams:\n  up:\n    url: {repo.path}\n"
+        f"    pin: {pin}\n    prefixes: [pkg/]\n",
+        "utf-8",
+    )
+    for name, text in pages.items():
+        (root / "docs" / name).write_text(text, "utf-8")
+    _commit(root, "kb", init=True)
+    return root
+
+
+def _commit(root: Path, message: str, init: bool = False) -> None:
+    if init:
+        run_git(root, "init", "-q")
+    run_git(root, "add", "-A")
+    run_git(root, "commit", "-q", "-m", message)
+
+
+def _sync(root: Path, target: str) -> str:
+    result = cli(root, "sync", "up", "--no-fetch", "--to", target)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def _findings(root: Path) -> list[dict]:
+    return json.loads(cli(root, "verify", "docs", "--format", "json").stdout)["findings"]
+
+
+# -- 1. a held entry binds to exactly one reference -------------------------------------------
+
+
+def test_a_rewrite_that_creates_the_text_of_a_held_reference_does_not_steal_its_binding(
+    tmp_path,
+):
+    """`pkg/u.py:1-3` moves to `pkg/u.py:5-7`, the text of the held reference after it."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    v1 = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
+    v2 = repo.commit(
+        {
+            "pkg/u.py": "# a\n# b\n# c\n\n"
+            + FIRST
+            + "\n"
+            + SECOND.replace("(items)\n", "(items) + 1\n")
+        },
+        "insert above first, edit second",
+    )
+    root = _kb(
+        tmp_path,
+        repo,
+        v1,
+        {"u.md": "# U\n\nThe first: `pkg/u.py:1-3`.\n\nThe second: `pkg/u.py:5-7`.\n"},
+    )
+    _sync(root, v2)
+    page = (root / "docs" / "u.md").read_text("utf-8")
+    body = page.split("---\n", 2)[2]
+    assert body.count("`pkg/u.py:5-7`") == 2  # the rewrite created the held reference's text
+    assert "occurrence: 2" in page  # the held one is the second on the page as written
+    findings = _findings(root)
+    held = [f for f in findings if f["check"] == "ref-needs-review"]
+    assert [(f["line"], f["commit"]) for f in held] == [
+        (page.splitlines().index("The second: `pkg/u.py:5-7`.") + 1, v1)
+    ]
+    assert [f["check"] for f in findings] == ["ref-needs-review"]  # the first checks at v2
+
+    # The next sync follows each of the two from its own commit: the first moves on, the held one
+    # stays held at v1 and its entry names it again as the page now reads.
+    v3 = repo.commit(
+        {"pkg/u.py": "# z\n# y\n" + repo_text(repo, v2, "pkg/u.py")}, "insert above again"
+    )
+    _commit(root, "synced")
+    _sync(root, v3)
+    page = (root / "docs" / "u.md").read_text("utf-8")
+    assert "The first: `pkg/u.py:7-9`." in page and "The second: `pkg/u.py:5-7`." in page
+    assert "occurrence: 1" in page and "occurrence: 2" not in page
+    assert page.count("ref: pkg/u.py:5-7") == 1
+    held = [f for f in _findings(root) if f["check"] == "ref-needs-review"]
+    assert [(f["text"], f["commit"]) for f in held] == [("pkg/u.py:5-7", v1)]
+
+
+def repo_text(repo: RepoBuilder, commit: str, path: str) -> str:
+    return run_git(repo.path, "show", f"{commit}:{path}") + "\n"
+
+
+# -- 2. a rewrite inside a heading keeps the links to it working ------------------------------
+
+
+def _heading_ids(markdown_text: str) -> list[str]:
+    """The ids the site gives the page's headings (the extensions the starter site uses)."""
+    import re
+
+    import markdown
+
+    html = markdown.markdown(
+        markdown_text.split("---\n", 2)[2] if markdown_text.startswith("---\n") else markdown_text,
+        extensions=["attr_list", "generator.site.anchors", "toc"],
+    )
+    return re.findall(r'<h\d id="([^"]+)"', html)
+
+
+def test_a_rewrite_inside_a_heading_keeps_its_old_anchor(tmp_path):
+    repo = RepoBuilder.init(tmp_path / "up")
+    v1 = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
+    v2 = repo.commit({"pkg/u.py": "# a\n# b\n# c\n\n" + FIRST + "\n" + SECOND}, "insert above")
+    page = (
+        "# U\n\n"
+        "## 1.1 first() 实现（pkg/u.py:1-3）\n\nBody.\n\n"
+        "## second `pkg/u.py:5-7` ##\n\nBody.\n\n"
+        "## 1.1 first() 实现（pkg/u.py:5-7）\n\nSame words, another range.\n\n"
+        "## Kept {#kept-id}\n\n`pkg/u.py:1-3` under a heading with its own id.\n\n"
+        "[first](#11-first-实现pkgupy1-3) and [second](#second-pkgupy5-7)\n"
+    )
+    links = (
+        "# Links\n\n[first](u.md#11-first-实现pkgupy1-3), [second](u.md#second-pkgupy5-7), "
+        "[third](u.md#11-first-实现pkgupy5-7), [kept](u.md#kept-id)\n"
+    )
+    root = _kb(tmp_path, repo, v1, {"u.md": page, "links.md": links})
+    before_ids = _heading_ids(page)
+    assert not _findings(root)  # every link resolves before the sync
+    _sync(root, v2)
+    synced = (root / "docs" / "u.md").read_text("utf-8")
+    assert "## 1.1 first() 实现（pkg/u.py:5-7） {#11-first-实现pkgupy1-3}\n" in synced
+    assert "## second `pkg/u.py:9-11` {#second-pkgupy5-7} ##\n" in synced
+    assert "## 1.1 first() 实现（pkg/u.py:9-11） {#11-first-实现pkgupy5-7}\n" in synced
+    assert "## Kept {#kept-id}\n" in synced  # an explicit id already keeps its anchor
+    assert _heading_ids(synced) == before_ids  # the site gives every heading its old id
+    assert not _findings(root)  # and the verifier finds every link's anchor
+    assert (root / "docs" / "links.md").read_text("utf-8") == links  # no other page is touched
+    # A later sync leaves the explicit ids alone.
+    _commit(root, "synced")
+    v3 = repo.commit({"pkg/u.py": "# z\n" + repo_text(repo, v2, "pkg/u.py")}, "insert again")
+    _sync(root, v3)
+    again = (root / "docs" / "u.md").read_text("utf-8")
+    assert "## 1.1 first() 实现（pkg/u.py:6-8） {#11-first-实现pkgupy1-3}\n" in again
+    assert _heading_ids(again) == before_ids and not _findings(root)

@@ -153,3 +153,64 @@ def test_a_rewrite_inside_a_heading_keeps_its_old_anchor(tmp_path):
     again = (root / "docs" / "u.md").read_text("utf-8")
     assert "## 1.1 first() 实现（pkg/u.py:6-8） {#11-first-实现pkgupy1-3}\n" in again
     assert _heading_ids(again) == before_ids and not _findings(root)
+
+
+# -- 3. candidates exist at the new pin -------------------------------------------------------
+
+WORK = (
+    "def work(jobs):\n"
+    "    done = [job.run(timeout=30) for job in jobs]\n"
+    "    return sorted(done, key=lambda result: result.finished)\n"
+)
+FILLER = "".join(f"def filler_{n}():\n    return {n} * 7919\n\n\n" for n in range(6))
+
+
+def _holds(store, commit: str, candidate: tuple[str, int, int], text: str) -> bool:
+    entry = store.tree(commit).get(candidate[0])
+    if entry is None:
+        return False
+    lines = store.blob(entry.sha).lines
+    return "\n".join(lines[candidate[1] - 1 : candidate[2]]) + "\n" == text
+
+
+def test_candidates_of_code_copied_then_moved_on_are_where_it_is_at_the_new_pin(tmp_path):
+    """The code is copied (ambiguous from then on), then both places shift and one file is
+    renamed: the candidates are where the copies are at the new pin, not where they were."""
+    from generator.sync.reanchor import DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER, "pkg/b.py": FILLER}, "base")
+    repo.commit({"pkg/b.py": FILLER + WORK}, "copy work into b")
+    repo.commit(
+        {
+            "pkg/a.py": "import os\n\n\n" + WORK + "\n\n" + FILLER,
+            "pkg/b.py": "import re\n" + FILLER + WORK,
+        },
+        "shift both",
+    )
+    new = repo.commit({"pkg/b.py": None, "pkg/c.py": "import re\n" + FILLER + WORK}, "rename b")
+    store = GitStore(repo.path)
+    drift = Reanchorer(store, old, new).classify("pkg/a.py", 1, 3, "work")
+    assert drift.status is DriftStatus.AMBIGUOUS, drift.reason
+    assert [c[0] for c in drift.candidates] == ["pkg/a.py", "pkg/c.py"]
+    assert all(_holds(store, new, candidate, WORK) for candidate in drift.candidates)
+
+
+def test_code_moved_then_changed_is_a_candidate_where_it_went_not_where_it_was(tmp_path):
+    """`work` moves to b.py (another function takes its place in a.py), then is edited there."""
+    from generator.sync.reanchor import DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    other = "def other(jobs):\n    return [job for job in jobs if job.ready]\n"
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER, "pkg/b.py": FILLER}, "base")
+    repo.commit({"pkg/a.py": other + "\n\n" + FILLER, "pkg/b.py": FILLER + WORK}, "move work")
+    edited = WORK.replace("timeout=30", "timeout=60")
+    new = repo.commit({"pkg/b.py": "import re\n\n" + FILLER + edited}, "edit work in b")
+    store = GitStore(repo.path)
+    drift = Reanchorer(store, old, new).classify("pkg/a.py", 1, 3, "work")
+    assert drift.status is DriftStatus.CHANGED, drift.reason
+    assert drift.candidates == [("pkg/b.py", 27, 29)]
+    assert _holds(store, new, drift.candidates[0], edited)
+    assert drift.new_lines == edited.splitlines()

@@ -214,3 +214,71 @@ def test_code_moved_then_changed_is_a_candidate_where_it_went_not_where_it_was(t
     assert drift.candidates == [("pkg/b.py", 27, 29)]
     assert _holds(store, new, drift.candidates[0], edited)
     assert drift.new_lines == edited.splitlines()
+
+
+# -- 4. nothing is skipped silently -----------------------------------------------------------
+
+
+def test_references_that_resolve_to_no_single_file_are_listed_with_the_reason(tmp_path):
+    repo = RepoBuilder.init(tmp_path / "up")
+    util = "def helper():\n    return 1\n"
+    v1 = repo.commit({"pkg/u.py": FIRST, "pkg/a/util.py": util, "pkg/b/util.py": util}, "base")
+    v2 = repo.commit({"pkg/u.py": "# moved down\n" + FIRST}, "insert above")
+    page = (
+        "# U\n\n`pkg/u.py:1-3` moves.\n\n"
+        "The bare name `util.py:1-2` is ambiguous; `vendor/thing.py:3` belongs to no upstream.\n"
+    )
+    root = _kb(tmp_path, repo, v1, {"u.md": page})
+    dry = cli(root, "sync", "up", "--no-fetch", "--to", v2, "--dry-run")
+    assert "u.md:5:16: util.py:1-2: not resolved (ambiguous-file: 'util.py' matches 2 files" in (
+        dry.stdout
+    )
+    stdout = _sync(root, v2)
+    assert (
+        f"2 references resolved to no single file at {v1[:7]} and were left as written "
+        "(1 ambiguous-file, 1 unattributed; listed in the drift report)"
+    ) in stdout
+    reports = root / ".cache" / "reports"
+    data = json.loads(next(reports.glob("*.json")).read_text("utf-8"))
+    assert [(r["text"], r["check"]) for r in data["unresolved"]] == [
+        ("util.py:1-2", "ambiguous-file"),
+        ("vendor/thing.py:3", "unattributed"),
+    ]
+    markdown = next(reports.glob("*.md")).read_text("utf-8")
+    assert f"## Not resolved at {v1[:7]}" in markdown
+    assert "- `docs/u.md:5` `util.py:1-2`: ambiguous-file: 'util.py' matches 2 files" in markdown
+    assert "- `docs/u.md:5` `vendor/thing.py:3`: unattributed: no configured upstream" in markdown
+    assert "`pkg/u.py:1-3` moves" not in (root / "docs" / "u.md").read_text("utf-8")
+
+
+# -- 5. reports people can read ---------------------------------------------------------------
+
+
+def test_the_markdown_report_shows_a_bounded_excerpt_and_the_json_the_full_text(tmp_path):
+    """A 400-line function with one line edited in its middle, and a deleted 300-line one."""
+    body = "".join(f"    step_{n} = compute({n})\n" for n in range(400))
+    big = "def big():\n" + body + "    return step_0\n"
+    doomed = "def doomed():\n" + body[: len(body) * 3 // 4] + "    return None\n"
+    repo = RepoBuilder.init(tmp_path / "up")
+    v1 = repo.commit({"pkg/big.py": big, "pkg/doomed.py": doomed}, "base")
+    v2 = repo.commit(
+        {"pkg/big.py": big.replace("compute(200)", "compute(-200)"), "pkg/doomed.py": None},
+        "edit one line, delete a file",
+    )
+    root = _kb(tmp_path, repo, v1, {"u.md": "# U\n\n`pkg/big.py:1-402`\n\n`pkg/doomed.py:1-302`\n"})
+    _sync(root, v2)
+    reports = root / ".cache" / "reports"
+    markdown = next(reports.glob("*.md")).read_text("utf-8")
+    lines = markdown.splitlines()
+    assert len(lines) < 80, markdown
+    assert lines.index("## For review") < lines.index(
+        "### `docs/u.md:3` `pkg/big.py:1-402` — changed"
+    )
+    excerpt = markdown.split("```diff\n", 1)[1].split("```", 1)[0].splitlines()
+    assert "-    step_200 = compute(200)" in excerpt and "+    step_200 = compute(-200)" in excerpt
+    assert "     step_198 = compute(198)" in excerpt and "step_190 " not in markdown
+    assert "  1  def doomed():" in markdown and "compute(20)" not in markdown
+    assert "… 290 more lines in the JSON report" in markdown
+    data = json.loads(next(reports.glob("*.json")).read_text("utf-8"))
+    big_entry = next(r for r in data["refs"] if r["text"] == "pkg/big.py:1-402")
+    assert len(big_entry["old_lines"]) == len(big_entry["new_lines"]) == 402

@@ -73,9 +73,38 @@ class RefDrift:
             if drift.new_path
             else None,
             "candidates": [{"path": p, "start": a, "end": b} for p, a, b in drift.candidates],
+            "more_candidates": drift.more_candidates,
             "reason": drift.reason,
             "old_lines": drift.old_lines if not drift.status.rewritable else [],
             "new_lines": drift.new_lines,
+        }
+
+
+@dataclass(frozen=True)
+class Unresolved:
+    """A reference into no single file at the old commit (an ambiguous bare name, a path no
+    upstream claims): sync cannot tell where its code went, so it leaves it as written."""
+
+    page: str
+    line: int
+    column: int
+    text: str
+    check: str
+    """The verifier's check that says why (``ambiguous-file``, ``unattributed``)."""
+    message: str
+
+    @property
+    def reason(self) -> str:
+        return f"{self.check}: {self.message}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "page": self.page,
+            "line": self.line,
+            "column": self.column,
+            "text": self.text,
+            "check": self.check,
+            "reason": self.message,
         }
 
 
@@ -93,6 +122,7 @@ class PagePlan:
     reference it names (entries naming no reference on the page are not here)."""
     options: ExtractOptions | None = None
     """How the verifier extracts references, so that held entries are counted as it counts."""
+    unresolved: list[Unresolved] = field(default_factory=list)
 
     @property
     def held(self) -> list[RefDrift]:
@@ -111,6 +141,8 @@ class SyncPlan:
     pages: list[PagePlan] = field(default_factory=list)
     skipped_pinned: list[str] = field(default_factory=list)
     already_done: list[str] = field(default_factory=list)
+    unresolved: list[Unresolved] = field(default_factory=list)
+    """References of the pages to move that resolved to no single file at the old commit."""
 
     @property
     def drifts(self) -> list[RefDrift]:
@@ -118,6 +150,11 @@ class SyncPlan:
 
     def counts(self) -> Counter[str]:
         return Counter(str(drift.drift.status) for drift in self.drifts)
+
+    def unresolved_summary(self) -> str:
+        """Why references were not resolved, by check: ``2 unattributed, 1 ambiguous-file``."""
+        kinds = Counter(ref.check for ref in self.unresolved)
+        return ", ".join(f"{count} {kind}" for kind, count in kinds.most_common())
 
 
 @dataclass
@@ -218,6 +255,7 @@ def plan_sync(
                 reanchorer = reanchorers[old] = Reanchorer(store, old, target)
             page_plan = _plan_page(page, context, upstream, resolver, reanchorer, verifier)
             page_plan.own_pin = own_pin
+            plan.unresolved.extend(page_plan.unresolved)
             if page_plan.drifts:
                 plan.pages.append(page_plan)
     finally:
@@ -260,6 +298,21 @@ def _plan_page(
         ):
             continue  # a permalink pinned to its own commit stays where it points
         resolved = resolver.resolve(ref, context)
+        if resolved.path is None and resolved.upstream in (None, upstream.name):
+            # It may cite this upstream, but which file is not known: say so, never skip it.
+            problem = next((f for f in resolved.findings if f.severity is Severity.ERROR), None)
+            problem = problem or next(iter(resolved.findings), None)
+            plan.unresolved.append(
+                Unresolved(
+                    ref.page,
+                    ref.line,
+                    ref.column,
+                    ref.text,
+                    problem.check if problem else "unresolved",
+                    problem.message if problem else "it resolves to no file",
+                )
+            )
+            continue
         if resolved.upstream != upstream.name or resolved.path is None:
             continue
         broken = [f for f in resolved.findings if f.severity is Severity.ERROR]

@@ -282,3 +282,67 @@ def test_the_markdown_report_shows_a_bounded_excerpt_and_the_json_the_full_text(
     data = json.loads(next(reports.glob("*.json")).read_text("utf-8"))
     big_entry = next(r for r in data["refs"] if r["text"] == "pkg/big.py:1-402")
     assert len(big_entry["old_lines"]) == len(big_entry["new_lines"]) == 402
+
+
+# -- 6. candidates are plausible --------------------------------------------------------------
+
+ACTORS = (
+    "class MegatronActor:\n"
+    "    def sleep(self, seconds):\n"
+    "        self.engine.offload(seconds, tag='megatron')\n"
+    "        return seconds\n"
+    "\n"
+    "\n"
+    "class FSDPActor:\n"
+    "    def sleep(self, seconds):\n"
+    "        self.model.to('cpu', non_blocking=True)\n"
+    "        return seconds\n"
+)
+
+
+def test_a_changed_method_is_a_candidate_in_its_own_class(tmp_path):
+    from generator.sync.reanchor import DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/actors.py": ACTORS}, "base")
+    new = repo.commit(
+        {
+            "pkg/actors.py": "import os\n\n\n"
+            + ACTORS.replace("non_blocking=True", "non_blocking=False")
+        },
+        "edit FSDPActor.sleep",
+    )
+    drift = Reanchorer(GitStore(repo.path), old, new).classify("pkg/actors.py", 8, 10, "sleep")
+    assert drift.status is DriftStatus.CHANGED, drift.reason
+    assert drift.candidates == [("pkg/actors.py", 11, 13)]  # FSDPActor.sleep, not Megatron's
+
+
+def test_deleted_code_lists_definitions_in_its_language_best_first_and_capped(tmp_path):
+    from generator.sync.reanchor import MAX_CANDIDATES, DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    method = "    def __init__(self, size):\n        self.size = size * 4096\n"
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/pool.py": "class Pool:\n" + method, "pkg/keep.py": "x = 1\n"}, "base")
+    others = {
+        f"pkg/other_{n}.py": f"class Other{n}:\n    def __init__(self):\n        self.n = {n}\n"
+        for n in range(7)
+    }
+    new = repo.commit(
+        {
+            "pkg/pool.py": None,
+            "docker/fix.patch": "@@ -1,2 +1,2 @@\n class Pool:\n" + method,
+            "docs/notes.md": "```python\ndef __init__(self, size):\n```\n",
+            "pkg/pools/pool.py": "import os\n\n\nclass Pool:\n"
+            + method.replace("4096", "8192")
+            + "    def free(self):\n        return self.size\n",
+            **others,
+        },
+        "delete pool.py; the class lives on elsewhere, patches mention it",
+    )
+    drift = Reanchorer(GitStore(repo.path), old, new).classify("pkg/pool.py", 2, 3, "__init__")
+    assert drift.status is DriftStatus.DELETED, drift.reason
+    assert drift.candidates[0] == ("pkg/pools/pool.py", 5, 6)  # the same Pool.__init__
+    assert all(path.endswith(".py") for path, _, _ in drift.candidates)
+    assert len(drift.candidates) == MAX_CANDIDATES and drift.more_candidates == 3

@@ -324,7 +324,7 @@ class Reanchorer:
                 DriftStatus.CHANGED, path, start, end, reason="the cited lines were edited"
             )
         paths = ([change.new_path] if change.new_path else []) + [
-            p for p in step.touched if p != change.new_path
+            p for p in step.touched if p != change.new_path and _same_language(p, path)
         ]
         if not _distinctive(block):
             # One short line is too common to find by itself: find the whole definition around
@@ -413,6 +413,8 @@ class Reanchorer:
         """Places other than ``where`` where this commit put the same block."""
         copies = []
         for candidate in step.touched:
+            if not _same_language(candidate, where[0]):
+                continue  # a patch or a page quoting the code is no copy of it
             index = self._index(step.commit, candidate)
             if index is None:
                 continue
@@ -598,10 +600,9 @@ class Reanchorer:
         then the most similar text."""
         changes, added = self._direct_diff()
         touched = sorted({c.new_path for c in changes.values() if c.new_path} | set(added))
-        language = PurePosixPath(cited_path).suffix
         scored = []
         for path in touched:
-            if PurePosixPath(path).suffix != language:
+            if not _same_language(path, cited_path):
                 continue
             blob = self._blob(self.new, path)
             if blob is None or blob.is_binary or name not in blob.data.decode("utf-8", "replace"):
@@ -622,6 +623,12 @@ def _enclosing_name(lines: list[str], line: int) -> str | None:
         if match:
             return match.group(1)
     return None
+
+
+def _same_language(path: str, other: str) -> bool:
+    """Whether two files hold code of the same language, as far as their names tell: code
+    does not move from a ``.py`` file into a ``.patch`` or a ``.md`` that quotes it."""
+    return PurePosixPath(path).suffix == PurePosixPath(other).suffix
 
 
 def _list_candidates(drift: Drift, candidates: list[tuple[str, int, int]]) -> None:
@@ -804,6 +811,12 @@ def _parse_diff(lines: list[str]) -> tuple[dict[str, FileChange], list[str], set
                         int(new_count) if new_count is not None else 1,
                     )
                 )
+    for change in changes.values():
+        if change.new_path is not None and not _same_language(change.old_path, change.new_path):
+            # git pairs files by similarity alone: a module deleted while a patch quoting it is
+            # added is no rename. Code is followed into another language by no evidence.
+            added.append(change.new_path)
+            change.new_path, change.hunks = None, []
     return changes, added, added_texts
 
 

@@ -339,9 +339,12 @@ def with_twins(refs: list[Ref], snapshot: dict[str, list[Line]], truth: Truth) -
             continue
         path, start, end = location
         cited = snapshot.get(path, [])[start - 1 : end]
-        # Not starting or ending on a blank line: sync follows the code and lets a blank edge
-        # line go when code is inserted between them, which the identities call broken up.
-        if len(cited) == end - start + 1 and cited[0].text and cited[-1].text:
+        # Within one function, as references are written: sync follows the code and lets a
+        # blank edge line go when code is inserted between them, which the identities call
+        # broken up; and the end of a function with the header of the next is text that a copy
+        # of that header after another function's end matches as well as the original does.
+        inside = not any(line.text.startswith("def ") for line in cited[1:])
+        if len(cited) == end - start + 1 and cited[0].text and cited[-1].text and inside:
             result.append(Ref("", 0, path, start, end, [line.ident for line in cited]))
     return result
 

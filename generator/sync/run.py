@@ -424,15 +424,22 @@ def _edited(text: str, edits: list[tuple[int, int, str]]) -> str:
 _CLOSING_HASHES = re.compile(r"(?:[ \t]+#+)?[ \t]*$")
 
 
-def _kept_anchors(page: Page, rewritten: str) -> list[tuple[int, int, str]]:
+def _kept_anchors(
+    page: Page, edits: list[tuple[int, int, str]], rewritten: str
+) -> list[tuple[int, int, str]]:
     """Edits that give each heading whose anchor the rewrite changed an explicit ``{#id}``
     with its old anchor, so that links to it keep working, on the site and in the verifier.
 
     Every changed heading keeps its old anchor, so the headings after it are given the same
     anchors as before too (GitHub's ``x-1`` numbering depends on the anchors before it)."""
     assert page.text is not None
+    if not edits:
+        return []
     before = scan(page.text, page.body_start)
     old = extract_headings(before)
+    edited_lines = {before.position(start)[0] for start, _, _ in edits}
+    if not edited_lines & {heading.line for heading in old}:
+        return []  # no heading's text changed, so neither did any anchor
     new = extract_headings(scan(rewritten, page.body_start))
     if len(old) != len(new):  # a rewrite never adds or removes a heading; be safe anyway
         log.warning("%s: headings changed while rewriting references", page.display)
@@ -456,7 +463,7 @@ def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
     """The page's new bytes: rewritten references, anchored commit and held references."""
     page = plan.page
     assert page.text is not None
-    edits = plan.edits + _kept_anchors(page, _edited(page.text, plan.edits))
+    edits = plan.edits + _kept_anchors(page, plan.edits, _edited(page.text, plan.edits))
     text = _edited(page.text, edits)
     meta = dict(page.meta)
     bindings = _Bindings(page, text, plan.options) if plan.held or plan.kept_held else None

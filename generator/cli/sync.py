@@ -148,6 +148,11 @@ def _sync_all(args, manifest, names, journal, progress) -> None:  # type: ignore
                             f"  {drift.page}:{drift.line}:{drift.column}: {drift.text}: "
                             f"{drift.drift.status} ({drift.drift.reason})"
                         )
+                for ref in plan.unresolved:
+                    print(
+                        f"  {ref.page}:{ref.line}:{ref.column}: {ref.text}: not resolved "
+                        f"({ref.reason})"
+                    )
                 continue
             result = run.apply_sync(plan, manifest, notify=progress.show, journal=journal)
             progress.done()
@@ -223,6 +228,11 @@ def _print_sync_summary(plan, dry_run: bool) -> None:  # type: ignore[no-untyped
         f"{len(plan.drifts)} references on {len(plan.pages)} pages"
         + (f" ({parts})" if parts else "")
     )
+    if plan.unresolved:
+        print(
+            f"  {len(plan.unresolved)} references resolved to no single file at {plan.old[:7]} "
+            f"and were left as written ({plan.unresolved_summary()}; listed in the drift report)"
+        )
     if plan.skipped_pinned:
         print(
             f"  left {len(plan.skipped_pinned)} pages with their own pin alone "

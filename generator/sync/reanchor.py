@@ -21,6 +21,8 @@ import enum
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
+from difflib import SequenceMatcher
+from pathlib import PurePosixPath
 
 import git
 
@@ -30,6 +32,8 @@ from generator.upstream.gitstore import BlobText, GitStore
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
+MAX_CANDIDATES = 5
+"""Candidates listed per reference: beyond a few, a list is no help to a person."""
 _MIN_DISTINCT_CHARS = 12
 """A block shorter than this (non-whitespace characters) is too common to count as a duplicate."""
 
@@ -83,6 +87,20 @@ class FileChange:
                 return None  # a cited line was changed or deleted
         return start + shift, end + shift
 
+    def map_line(self, line: int) -> int | None:
+        """The new number of old ``line``, if the diff leaves it unchanged."""
+        mapped = self.map_range(line, line)
+        return mapped[0] if mapped else None
+
+    def carry_range(self, start: int, end: int) -> tuple[int, int] | None:
+        """Where old ``start..end`` is after the change, the lines that replace it when it was
+        edited (a candidate only); None when all of it was deleted."""
+        mapped = self.map_range(start, end) or self.new_region(start, end)
+        if mapped is None:
+            first, last = self.map_line(start), self.map_line(end)
+            mapped = (first, last) if first is not None and last is not None else None
+        return mapped
+
     def new_region(self, start: int, end: int) -> tuple[int, int] | None:
         """The new lines that replace the hunks overlapping ``start..end`` (a candidate only)."""
         touching = [
@@ -110,6 +128,9 @@ class Drift:
     new_end: int | None = None
     reason: str = ""
     candidates: list[tuple[str, int, int]] = field(default_factory=list)
+    """Places at the new commit to look at, most plausible first, at most `MAX_CANDIDATES`."""
+    more_candidates: int = 0
+    """How many less plausible candidates were left out of ``candidates``."""
     old_lines: list[str] = field(default_factory=list)
     new_lines: list[str] = field(default_factory=list)
 
@@ -251,13 +272,15 @@ class Reanchorer:
             if position == change_step:
                 moved = self._step(where, block, old_lines, step)
                 if isinstance(moved, Drift):
-                    return self._lost(drift, moved, symbol)
+                    return self._lost(drift, moved, symbol, where, position)
                 where = moved
             if position == copy_step:
                 copies = self._copies(block, where, step)
                 if copies:
                     return self._ambiguous(
-                        drift, [where, *copies], "the cited code now appears in more than one place"
+                        drift,
+                        self._carried([where, *copies], position, block),
+                        "the cited code now appears in more than one place",
                     )
         return self._arrived(drift, block, where, symbol)
 
@@ -301,7 +324,7 @@ class Reanchorer:
                 DriftStatus.CHANGED, path, start, end, reason="the cited lines were edited"
             )
         paths = ([change.new_path] if change.new_path else []) + [
-            p for p in step.touched if p != change.new_path
+            p for p in step.touched if p != change.new_path and _same_language(p, path)
         ]
         if not _distinctive(block):
             # One short line is too common to find by itself: find the whole definition around
@@ -390,6 +413,8 @@ class Reanchorer:
         """Places other than ``where`` where this commit put the same block."""
         copies = []
         for candidate in step.touched:
+            if not _same_language(candidate, where[0]):
+                continue  # a patch or a page quoting the code is no copy of it
             index = self._index(step.commit, candidate)
             if index is None:
                 continue
@@ -414,7 +439,7 @@ class Reanchorer:
                 drift.old_end,
                 reason="the cited lines were edited",
             )
-            return self._lost(drift, lost, symbol)
+            return self._lost(drift, lost, symbol, where, len(self.steps))
         drift.new_path, drift.new_start, drift.new_end = where
         if where != (drift.old_path, drift.old_start, drift.old_end):
             drift.status = DriftStatus.MOVED
@@ -423,14 +448,81 @@ class Reanchorer:
             )
         return drift
 
-    def _lost(self, drift: Drift, lost: Drift, symbol: str | None) -> Drift:
-        """A reference that could not be followed: say why, and suggest where to look now."""
+    def _lost(
+        self,
+        drift: Drift,
+        lost: Drift,
+        symbol: str | None,
+        where: tuple[str, int, int],
+        position: int,
+    ) -> Drift:
+        """A reference that could not be followed past the commit at ``position`` (where it was
+        ``where`` just before): say why, and suggest where to look at the new commit, following
+        what that commit made of the cited lines to the new commit."""
+        block = [text for text in map(normalise, drift.old_lines) if text]
         if lost.status is DriftStatus.AMBIGUOUS:
-            return self._ambiguous(drift, lost.candidates, lost.reason)
-        changes, _ = self._direct_diff()
-        change = changes.get(drift.old_path)
-        new_path = change.new_path if change else drift.old_path
-        return self._changed_or_deleted(drift, change, new_path, symbol)
+            return self._ambiguous(
+                drift, self._carried(lost.candidates, position, block), lost.reason
+            )
+        path, start, end = where
+        new_path: str | None = path
+        region: tuple[str, int, int] | None = where
+        if position < len(self.steps):
+            change = self.steps[position].changes[path]
+            lines = change.carry_range(start, end) if change.new_path else None
+            new_path = change.new_path and self._carry_path(change.new_path, position)
+            region = self._carry((change.new_path, *lines), position) if lines else None
+        # Followed the same way as its file, the region is in ``new_path`` when it is anywhere.
+        lines_now = region[1:] if region is not None and self._exists(region) else None
+        return self._changed_or_deleted(drift, new_path, lines_now, symbol)  # type: ignore[arg-type]
+
+    def _carry(self, where: tuple[str, int, int], position: int) -> tuple[str, int, int] | None:
+        """Where lines at the commit at ``position`` are at the new commit: followed through
+        every later commit that changes their file, renames included; the lines that replace
+        them where they were edited; None when their file or all of them were deleted."""
+        path, start, end = where
+        while (index := _next_after(self._changed_at.get(path, []), position)) is not None:
+            change = self.steps[index].changes[path]
+            carried = change.carry_range(start, end) if change.new_path else None
+            if change.new_path is None or carried is None:
+                return None
+            path, (start, end), position = change.new_path, carried, index
+        return path, start, end
+
+    def _carry_path(self, path: str, position: int) -> str | None:
+        """The name at the new commit of the file ``path`` at ``position`` (None: deleted)."""
+        while (index := _next_after(self._changed_at.get(path, []), position)) is not None:
+            renamed = self.steps[index].changes[path].new_path
+            if renamed is None:
+                return None
+            path, position = renamed, index
+        return path
+
+    def _carried(
+        self, candidates: list[tuple[str, int, int]], position: int, block: list[str]
+    ) -> list[tuple[str, int, int]]:
+        """Candidates found at the commit at ``position``, where they are at the new commit:
+        those that still hold the cited code first; those gone are dropped."""
+        carried = {
+            at for at in (self._carry(c, position) for c in candidates) if at and self._exists(at)
+        }
+        return sorted(carried, key=lambda at: (not self._holds(at, block), at))
+
+    def _exists(self, where: tuple[str, int, int]) -> bool:
+        """The new commit has the file and its lines."""
+        blob = self._blob(self.new, where[0])
+        return (
+            blob is not None and not blob.is_binary and 1 <= where[1] <= where[2] <= len(blob.lines)
+        )
+
+    def _holds(self, where: tuple[str, int, int], block: list[str]) -> bool:
+        """The lines hold exactly the cited code (whitespace and blank lines aside) at the new
+        commit."""
+        blob = self._blob(self.new, where[0])
+        if blob is None or blob.is_binary:
+            return False
+        lines = blob.lines[where[1] - 1 : where[2]]
+        return [text for text in map(normalise, lines) if text] == block
 
     def _with_edges(
         self, old_lines: list[str], commit: str, path: str, first: int, last: int
@@ -449,27 +541,42 @@ class Reanchorer:
     def _ambiguous(
         self, drift: Drift, candidates: list[tuple[str, int, int]], reason: str
     ) -> Drift:
+        """``candidates`` are places at the new commit, most plausible first."""
         drift.status = DriftStatus.AMBIGUOUS
         drift.reason = reason
-        drift.candidates = sorted(set(candidates))
+        _list_candidates(drift, list(dict.fromkeys(candidates)))
         return drift
 
     def _changed_or_deleted(
-        self, drift: Drift, change: FileChange | None, new_path: str | None, symbol: str | None
+        self,
+        drift: Drift,
+        new_path: str | None,
+        region: tuple[int, int] | None,
+        symbol: str | None,
     ) -> Drift:
+        """``new_path``: the cited file at the new commit (None: deleted); ``region``: the lines
+        there that the cited lines became, if any."""
         assert drift.old_start is not None and drift.old_end is not None
+        old_blob = self._blob(self.old, drift.old_path)
+        cited = (
+            _qualified_name(old_blob.lines, _header_line(old_blob.lines, drift.old_start))
+            if old_blob
+            else ()
+        )
         name = symbol.replace("::", ".").rsplit(".", 1)[-1] if symbol else None
-        name = name or self._enclosing_definition(drift.old_path, drift.old_start)
+        name = name or (cited[-1] if cited else None)
+        if cited and cited[-1] != name:
+            cited = ()  # the page names a symbol other than the code around the lines
         if new_path is not None:
             new_blob = self._blob(self.new, new_path)
             spans = definitions(tuple(new_blob.lines), name) if new_blob and name else []
-            region = change.new_region(drift.old_start, drift.old_end) if change else None
-            if spans or region:
-                first, last = spans[0] if spans else region  # type: ignore[misc]
+            ranked = _ranked_spans(new_blob.lines, spans, cited, region) if new_blob else []
+            if ranked or region:
+                first, last = ranked[0] if ranked else region  # type: ignore[misc]
                 drift.status = DriftStatus.CHANGED
                 drift.new_path, drift.new_start, drift.new_end = new_path, first, last
                 drift.new_lines = new_blob.lines[first - 1 : last] if new_blob else []
-                drift.reason = f"`{name}` was edited" if spans else "the cited lines were edited"
+                drift.reason = f"`{name}` was edited" if ranked else "the cited lines were edited"
                 drift.candidates = [(new_path, first, last)]
                 return drift
         drift.status = DriftStatus.DELETED
@@ -477,39 +584,36 @@ class Reanchorer:
             "the file was deleted" if new_path is None else "the cited lines were deleted"
         )
         if name:
-            elsewhere = self._definition_elsewhere(name)
+            elsewhere = self._definition_elsewhere(name, drift.old_path, cited, drift.old_lines)
             if elsewhere:
-                drift.candidates = elsewhere
+                _list_candidates(drift, elsewhere)
                 where = ", ".join(f"{p}:{a}-{b}" for p, a, b in elsewhere[:3])
                 drift.reason += f"; `{name}` is now defined at {where}"
         return drift
 
-    def _enclosing_definition(self, path: str, line: int) -> str | None:
-        """The innermost def/class at the old commit whose header is at or above ``line``."""
-        blob = self._blob(self.old, path)
-        if blob is None:
-            return None
-        target_indent = None
-        for number in range(min(line, len(blob.lines)), 0, -1):
-            text = blob.lines[number - 1]
-            match = _DEFINITION.match(text)
-            indent = len(text) - len(text.lstrip())
-            if match and (target_indent is None or indent < target_indent or number == line):
-                return match.group(1)
-            if text.strip() and target_indent is None:
-                target_indent = indent
-        return None
-
-    def _definition_elsewhere(self, name: str) -> list[tuple[str, int, int]]:
+    def _definition_elsewhere(
+        self, name: str, cited_path: str, cited: tuple[str, ...], old_lines: list[str]
+    ) -> list[tuple[str, int, int]]:
+        """Definitions of ``name`` at the new commit in the files changed since the old one,
+        in files of the cited file's language only (a ``.patch`` or ``.md`` holding ``def
+        name`` is no definition), most plausible first: the same qualified name (``Class.name``),
+        then the most similar text."""
         changes, added = self._direct_diff()
         touched = sorted({c.new_path for c in changes.values() if c.new_path} | set(added))
-        found = []
+        scored = []
         for path in touched:
+            if not _same_language(path, cited_path):
+                continue
             blob = self._blob(self.new, path)
             if blob is None or blob.is_binary or name not in blob.data.decode("utf-8", "replace"):
                 continue
-            found.extend((path, a, b) for a, b in definitions(tuple(blob.lines), name))
-        return found
+            for first, last in definitions(tuple(blob.lines), name):
+                qualified = _qualified_name(blob.lines, _header_line(blob.lines, first))
+                similarity = SequenceMatcher(
+                    None, "\n".join(old_lines), "\n".join(blob.lines[first - 1 : last])
+                ).ratio()
+                scored.append((qualified != cited, -similarity, path, first, last))
+        return [(path, first, last) for _, _, path, first, last in sorted(scored)]
 
 
 def _enclosing_name(lines: list[str], line: int) -> str | None:
@@ -519,6 +623,67 @@ def _enclosing_name(lines: list[str], line: int) -> str | None:
         if match:
             return match.group(1)
     return None
+
+
+def _same_language(path: str, other: str) -> bool:
+    """Whether two files hold code of the same language, as far as their names tell: code
+    does not move from a ``.py`` file into a ``.patch`` or a ``.md`` that quotes it."""
+    return PurePosixPath(path).suffix == PurePosixPath(other).suffix
+
+
+def _list_candidates(drift: Drift, candidates: list[tuple[str, int, int]]) -> None:
+    drift.candidates = candidates[:MAX_CANDIDATES]
+    drift.more_candidates = max(0, len(candidates) - MAX_CANDIDATES)
+
+
+def _qualified_name(lines: list[str], line: int) -> tuple[str, ...]:
+    """Names of the def/class around ``line``, outermost first (``("Actor", "sleep")``): the
+    innermost one has its header on ``line`` or is the first one above it indented less than
+    the code at ``line``; each other one is the first above indented less than the one inside."""
+    names: list[str] = []
+    indent_below: int | None = None
+    for number in range(min(line, len(lines)), 0, -1):
+        text = lines[number - 1]
+        if not text.strip():
+            continue
+        indent = len(text) - len(text.lstrip())
+        match = _DEFINITION.match(text)
+        if match and (indent_below is None or indent < indent_below or number == line):
+            names.append(match.group(1))
+            indent_below = indent
+            if indent == 0:
+                break
+        elif indent_below is None:
+            indent_below = indent
+    return tuple(reversed(names))
+
+
+def _header_line(lines: list[str], first: int) -> int:
+    """The ``def``/``class`` line of a definition whose span starts at ``first`` with its
+    decorators; ``first`` itself when it is no decorator."""
+    number = first
+    while number < len(lines) and lines[number - 1].lstrip().startswith("@"):
+        number += 1
+    return number
+
+
+def _ranked_spans(
+    lines: list[str],
+    spans: list[tuple[int, int]],
+    cited: tuple[str, ...],
+    region: tuple[int, int] | None,
+) -> list[tuple[int, int]]:
+    """The definitions of the cited name that may be what the cited code became: those with
+    the same qualified name (``FSDPActor.sleep``; ``MegatronActor.sleep`` is another method),
+    the one the diff says the cited lines became first."""
+    if cited:
+        spans = [s for s in spans if _qualified_name(lines, _header_line(lines, s[0])) == cited]
+
+    def evidence(span: tuple[int, int]) -> tuple[bool, int]:
+        overlaps = region is not None and span[0] <= region[1] and region[0] <= span[1]
+        return (not overlaps, span[0])
+
+    return sorted(spans, key=evidence)
 
 
 def _distinctive(block: list[str]) -> bool:
@@ -646,6 +811,12 @@ def _parse_diff(lines: list[str]) -> tuple[dict[str, FileChange], list[str], set
                         int(new_count) if new_count is not None else 1,
                     )
                 )
+    for change in changes.values():
+        if change.new_path is not None and not _same_language(change.old_path, change.new_path):
+            # git pairs files by similarity alone: a module deleted while a patch quoting it is
+            # added is no rename. Code is followed into another language by no evidence.
+            added.append(change.new_path)
+            change.new_path, change.hunks = None, []
     return changes, added, added_texts
 
 

@@ -31,7 +31,7 @@ from typing import Any
 from generator.files import atomic_write
 from generator.kb.pages import Page, load_page, render_page
 from generator.model import RefForm, Severity, Upstream
-from generator.refs.extract import extract_refs, scan
+from generator.refs.extract import ExtractOptions, extract_headings, extract_refs, scan
 from generator.refs.resolve import PageContext, Resolver, page_context
 from generator.refs.rewrite import rewrite_apart, rewrite_ref
 from generator.sync.journal import Journal
@@ -56,8 +56,8 @@ class RefDrift:
     drift: Drift
     new_text: str | None = None
     """The rewritten reference, when it is rewritten."""
-    occurrence: int = 1
-    """Which occurrence of ``text`` on the page this is (how held_refs names it)."""
+    offset: int = 0
+    """Where ``text`` starts in the page's text before the sync rewrites it."""
 
     def as_json(self) -> dict[str, Any]:
         drift = self.drift
@@ -73,9 +73,38 @@ class RefDrift:
             if drift.new_path
             else None,
             "candidates": [{"path": p, "start": a, "end": b} for p, a, b in drift.candidates],
+            "more_candidates": drift.more_candidates,
             "reason": drift.reason,
             "old_lines": drift.old_lines if not drift.status.rewritable else [],
             "new_lines": drift.new_lines,
+        }
+
+
+@dataclass(frozen=True)
+class Unresolved:
+    """A reference into no single file at the old commit (an ambiguous bare name, a path no
+    upstream claims): sync cannot tell where its code went, so it leaves it as written."""
+
+    page: str
+    line: int
+    column: int
+    text: str
+    check: str
+    """The verifier's check that says why (``ambiguous-file``, ``unattributed``)."""
+    message: str
+
+    @property
+    def reason(self) -> str:
+        return f"{self.check}: {self.message}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "page": self.page,
+            "line": self.line,
+            "column": self.column,
+            "text": self.text,
+            "check": self.check,
+            "reason": self.message,
         }
 
 
@@ -88,6 +117,12 @@ class PagePlan:
     edits: list[tuple[int, int, str]] = field(default_factory=list)
     """(start offset, end offset, replacement) in the page text."""
     own_pin: bool = False
+    kept_held: dict[int, int] = field(default_factory=dict)
+    """Index of a ``held_refs`` entry an earlier sync wrote -> offset in the page's text of the
+    reference it names (entries naming no reference on the page are not here)."""
+    options: ExtractOptions | None = None
+    """How the verifier extracts references, so that held entries are counted as it counts."""
+    unresolved: list[Unresolved] = field(default_factory=list)
 
     @property
     def held(self) -> list[RefDrift]:
@@ -106,6 +141,8 @@ class SyncPlan:
     pages: list[PagePlan] = field(default_factory=list)
     skipped_pinned: list[str] = field(default_factory=list)
     already_done: list[str] = field(default_factory=list)
+    unresolved: list[Unresolved] = field(default_factory=list)
+    """References of the pages to move that resolved to no single file at the old commit."""
 
     @property
     def drifts(self) -> list[RefDrift]:
@@ -113,6 +150,11 @@ class SyncPlan:
 
     def counts(self) -> Counter[str]:
         return Counter(str(drift.drift.status) for drift in self.drifts)
+
+    def unresolved_summary(self) -> str:
+        """Why references were not resolved, by check: ``2 unattributed, 1 ambiguous-file``."""
+        kinds = Counter(ref.check for ref in self.unresolved)
+        return ", ".join(f"{count} {kind}" for kind, count in kinds.most_common())
 
 
 @dataclass
@@ -213,6 +255,7 @@ def plan_sync(
                 reanchorer = reanchorers[old] = Reanchorer(store, old, target)
             page_plan = _plan_page(page, context, upstream, resolver, reanchorer, verifier)
             page_plan.own_pin = own_pin
+            plan.unresolved.extend(page_plan.unresolved)
             if page_plan.drifts:
                 plan.pages.append(page_plan)
     finally:
@@ -237,13 +280,16 @@ def _plan_page(
 ) -> PagePlan:
     assert page.text is not None
     layout = scan(page.text, page.body_start)
-    plan = PagePlan(page, reanchorer.old)
+    plan = PagePlan(page, reanchorer.old, options=verifier.options)
     held_keys = _held_keys(page.meta)
     occurrences: Counter[str] = Counter()
     for ref in extract_refs(layout, page.display, verifier.options):
         occurrences[ref.text] += 1
-        if (ref.text, occurrences[ref.text]) in held_keys:
-            continue  # already held at an older commit by an earlier sync
+        offset = layout.line_starts[ref.line - 1] + ref.column - 1
+        held_index = held_keys.get((ref.text, occurrences[ref.text]))
+        if held_index is not None:
+            plan.kept_held[held_index] = offset  # held at an older commit by an earlier sync
+            continue
         if (
             ref.form is RefForm.PERMALINK
             and ref.revision
@@ -252,6 +298,21 @@ def _plan_page(
         ):
             continue  # a permalink pinned to its own commit stays where it points
         resolved = resolver.resolve(ref, context)
+        if resolved.path is None and resolved.upstream in (None, upstream.name):
+            # It may cite this upstream, but which file is not known: say so, never skip it.
+            problem = next((f for f in resolved.findings if f.severity is Severity.ERROR), None)
+            problem = problem or next(iter(resolved.findings), None)
+            plan.unresolved.append(
+                Unresolved(
+                    ref.page,
+                    ref.line,
+                    ref.column,
+                    ref.text,
+                    problem.check if problem else "unresolved",
+                    problem.message if problem else "it resolves to no file",
+                )
+            )
+            continue
         if resolved.upstream != upstream.name or resolved.path is None:
             continue
         broken = [f for f in resolved.findings if f.severity is Severity.ERROR]
@@ -265,20 +326,11 @@ def _plan_page(
                     reason=broken[0].message,
                 )
                 plan.drifts.append(
-                    RefDrift(
-                        ref.page,
-                        ref.line,
-                        ref.column,
-                        ref.text,
-                        drift,
-                        occurrence=occurrences[ref.text],
-                    )
+                    RefDrift(ref.page, ref.line, ref.column, ref.text, drift, offset=offset)
                 )
             continue
         drift = reanchorer.classify(resolved.path, ref.start, ref.end, ref.symbol)
-        record = RefDrift(
-            ref.page, ref.line, ref.column, ref.text, drift, occurrence=occurrences[ref.text]
-        )
+        record = RefDrift(ref.page, ref.line, ref.column, ref.text, drift, offset=offset)
         if drift.status.rewritable:
             new_text = rewrite_ref(
                 ref,
@@ -323,31 +375,98 @@ def _plan_page(
                 record.drift = drift
             elif new_text != ref.text:
                 record.new_text = new_text
-                offset = layout.line_starts[ref.line - 1] + ref.column - 1
                 plan.edits.append((offset, offset + len(ref.text), new_text))
         plan.drifts.append(record)
     return plan
 
 
-def _held_keys(meta: dict[str, Any]) -> set[tuple[str, int]]:
+def _held_keys(meta: dict[str, Any]) -> dict[tuple[str, int], int]:
+    """(text, occurrence) -> index of the ``held_refs`` entry that names it."""
     held = meta.get("held_refs")
     if not isinstance(held, list):
-        return set()
+        return {}
     return {
-        (str(entry.get("ref")), int(entry.get("occurrence", 1)))
-        for entry in held
+        (str(entry.get("ref")), int(entry.get("occurrence", 1))): index
+        for index, entry in enumerate(held)
         if isinstance(entry, dict) and entry.get("ref")
     }
+
+
+class _Bindings:
+    """How ``held_refs`` names the references of a page as written: by text and occurrence,
+    the n-th reference with that text in document order, as the verifier and the next sync
+    count them. Counted on the final text, so a rewrite that creates a reference's text ahead
+    of a held one cannot make its entry name another reference."""
+
+    def __init__(self, page: Page, text: str, options: ExtractOptions | None) -> None:
+        layout = scan(text, page.body_start)
+        self._offsets: dict[str, list[int]] = {}
+        for ref in extract_refs(layout, page.display, options):
+            offset = layout.line_starts[ref.line - 1] + ref.column - 1
+            self._offsets.setdefault(ref.text, []).append(offset)
+
+    def occurrence(self, text: str, offset: int) -> int:
+        """The occurrence of the reference ``text`` found at ``offset`` of the final text."""
+        return 1 + sum(1 for other in self._offsets.get(text, ()) if other < offset)
+
+
+def _shifted(offset: int, edits: list[tuple[int, int, str]]) -> int:
+    """Where ``offset`` (outside every edit) is once ``edits`` are applied."""
+    return offset + sum(len(new) - (end - start) for start, end, new in edits if end <= offset)
+
+
+def _edited(text: str, edits: list[tuple[int, int, str]]) -> str:
+    for start, end, replacement in sorted(edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    return text
+
+
+_CLOSING_HASHES = re.compile(r"(?:[ \t]+#+)?[ \t]*$")
+
+
+def _kept_anchors(
+    page: Page, edits: list[tuple[int, int, str]], rewritten: str
+) -> list[tuple[int, int, str]]:
+    """Edits that give each heading whose anchor the rewrite changed an explicit ``{#id}``
+    with its old anchor, so that links to it keep working, on the site and in the verifier.
+
+    Every changed heading keeps its old anchor, so the headings after it are given the same
+    anchors as before too (GitHub's ``x-1`` numbering depends on the anchors before it)."""
+    assert page.text is not None
+    if not edits:
+        return []
+    before = scan(page.text, page.body_start)
+    old = extract_headings(before)
+    edited_lines = {before.position(start)[0] for start, _, _ in edits}
+    if not edited_lines & {heading.line for heading in old}:
+        return []  # no heading's text changed, so neither did any anchor
+    new = extract_headings(scan(rewritten, page.body_start))
+    if len(old) != len(new):  # a rewrite never adds or removes a heading; be safe anyway
+        log.warning("%s: headings changed while rewriting references", page.display)
+        return []
+    edits = []
+    for was, now in zip(old, new, strict=True):
+        if was.anchor == now.anchor:
+            continue
+        start, end = before.line_bounds(before.line_starts[was.line - 1])
+        line = page.text[start:end]
+        at = start + (
+            _CLOSING_HASHES.search(line).start()  # type: ignore[union-attr]
+            if line.lstrip(" ").startswith("#")
+            else len(line.rstrip())
+        )
+        edits.append((at, at, f" {{#{was.anchor}}}"))
+    return edits
 
 
 def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
     """The page's new bytes: rewritten references, anchored commit and held references."""
     page = plan.page
     assert page.text is not None
-    text = page.text
-    for start, end, replacement in sorted(plan.edits, reverse=True):
-        text = text[:start] + replacement + text[end:]
+    edits = plan.edits + _kept_anchors(page, plan.edits, _edited(page.text, plan.edits))
+    text = _edited(page.text, edits)
     meta = dict(page.meta)
+    bindings = _Bindings(page, text, plan.options) if plan.held or plan.kept_held else None
     if plan.own_pin:
         if meta.get("upstream") == upstream and meta.get("pin") is not None:
             meta["pin"] = target
@@ -357,17 +476,18 @@ def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
         anchored = dict(meta.get("anchored_at") or {})
         anchored[upstream] = target
         meta["anchored_at"] = anchored
-    if plan.held:
+    if bindings is not None:
         entries = list(meta.get("held_refs") or [])
+        for index, offset in plan.kept_held.items():
+            entry = dict(entries[index])
+            entry["occurrence"] = bindings.occurrence(str(entry["ref"]), _shifted(offset, edits))
+            entries[index] = entry
         for drift in plan.held:
-            # References with identical text get identical verdicts, so no rewrite removes an
-            # identical text ahead of a held one: the occurrence counted while planning still
-            # names the same reference in the rewritten page.
-            entry: dict[str, Any] = {
+            entry = {
                 "upstream": upstream,
                 "commit": plan.old,
                 "ref": drift.text,
-                "occurrence": drift.occurrence,
+                "occurrence": bindings.occurrence(drift.text, _shifted(drift.offset, edits)),
                 "status": str(drift.drift.status),
             }
             if drift.drift.candidates:

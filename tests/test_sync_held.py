@@ -1,0 +1,348 @@
+"""`sync` on the edges of held references: bindings, headings, candidates, what it skips, reports.
+
+Each test builds a real upstream history and a knowledge base in git in a temporary directory and
+runs ``python -m generator`` on it as a user does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from generator.upstream.gitbuild import RepoBuilder, run_git
+from tests.test_sync import cli
+
+FIRST = "def first(value):\n    value = value + 11\n    return value * 17\n"
+SECOND = "def second(items):\n    total = sum(items)\n    return total * 23\n"
+
+
+def _kb(tmp_path: Path, repo: RepoBuilder, pin: str, pages: dict[str, str]) -> Path:
+    """A knowledge base in git whose pages cite ``repo`` at ``pin``."""
+    root = tmp_path / "kb"
+    (root / "docs").mkdir(parents=True)
+    (root / "upstreams.yaml").write_text(
+        f"cache_dir: {repo.path.parent}\nupstreams:\n  up:\n    url: {repo.path}\n"
+        f"    pin: {pin}\n    prefixes: [pkg/]\n",
+        "utf-8",
+    )
+    for name, text in pages.items():
+        (root / "docs" / name).write_text(text, "utf-8")
+    _commit(root, "kb", init=True)
+    return root
+
+
+def _commit(root: Path, message: str, init: bool = False) -> None:
+    if init:
+        run_git(root, "init", "-q")
+    run_git(root, "add", "-A")
+    run_git(root, "commit", "-q", "-m", message)
+
+
+def _sync(root: Path, target: str) -> str:
+    result = cli(root, "sync", "up", "--no-fetch", "--to", target)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def _findings(root: Path) -> list[dict]:
+    return json.loads(cli(root, "verify", "docs", "--format", "json").stdout)["findings"]
+
+
+# -- 1. a held entry binds to exactly one reference -------------------------------------------
+
+
+def test_a_rewrite_that_creates_the_text_of_a_held_reference_does_not_steal_its_binding(
+    tmp_path,
+):
+    """`pkg/u.py:1-3` moves to `pkg/u.py:5-7`, the text of the held reference after it."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    v1 = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
+    v2 = repo.commit(
+        {
+            "pkg/u.py": "# a\n# b\n# c\n\n"
+            + FIRST
+            + "\n"
+            + SECOND.replace("(items)\n", "(items) + 1\n")
+        },
+        "insert above first, edit second",
+    )
+    root = _kb(
+        tmp_path,
+        repo,
+        v1,
+        {"u.md": "# U\n\nThe first: `pkg/u.py:1-3`.\n\nThe second: `pkg/u.py:5-7`.\n"},
+    )
+    _sync(root, v2)
+    page = (root / "docs" / "u.md").read_text("utf-8")
+    body = page.split("---\n", 2)[2]
+    assert body.count("`pkg/u.py:5-7`") == 2  # the rewrite created the held reference's text
+    assert "occurrence: 2" in page  # the held one is the second on the page as written
+    findings = _findings(root)
+    held = [f for f in findings if f["check"] == "ref-needs-review"]
+    assert [(f["line"], f["commit"]) for f in held] == [
+        (page.splitlines().index("The second: `pkg/u.py:5-7`.") + 1, v1)
+    ]
+    assert [f["check"] for f in findings] == ["ref-needs-review"]  # the first checks at v2
+
+    # The next sync follows each of the two from its own commit: the first moves on, the held one
+    # stays held at v1 and its entry names it again as the page now reads.
+    v3 = repo.commit(
+        {"pkg/u.py": "# z\n# y\n" + repo_text(repo, v2, "pkg/u.py")}, "insert above again"
+    )
+    _commit(root, "synced")
+    _sync(root, v3)
+    page = (root / "docs" / "u.md").read_text("utf-8")
+    assert "The first: `pkg/u.py:7-9`." in page and "The second: `pkg/u.py:5-7`." in page
+    assert "occurrence: 1" in page and "occurrence: 2" not in page
+    assert page.count("ref: pkg/u.py:5-7") == 1
+    held = [f for f in _findings(root) if f["check"] == "ref-needs-review"]
+    assert [(f["text"], f["commit"]) for f in held] == [("pkg/u.py:5-7", v1)]
+
+
+def repo_text(repo: RepoBuilder, commit: str, path: str) -> str:
+    return run_git(repo.path, "show", f"{commit}:{path}") + "\n"
+
+
+# -- 2. a rewrite inside a heading keeps the links to it working ------------------------------
+
+
+def _heading_ids(markdown_text: str) -> list[str]:
+    """The ids the site gives the page's headings (the extensions the starter site uses)."""
+    import re
+
+    import markdown
+
+    html = markdown.markdown(
+        markdown_text.split("---\n", 2)[2] if markdown_text.startswith("---\n") else markdown_text,
+        extensions=["attr_list", "generator.site.anchors", "toc"],
+    )
+    return re.findall(r'<h\d id="([^"]+)"', html)
+
+
+def test_a_rewrite_inside_a_heading_keeps_its_old_anchor(tmp_path):
+    repo = RepoBuilder.init(tmp_path / "up")
+    v1 = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
+    v2 = repo.commit({"pkg/u.py": "# a\n# b\n# c\n\n" + FIRST + "\n" + SECOND}, "insert above")
+    page = (
+        "# U\n\n"
+        "## 1.1 first() 实现（pkg/u.py:1-3）\n\nBody.\n\n"
+        "## second `pkg/u.py:5-7` ##\n\nBody.\n\n"
+        "## 1.1 first() 实现（pkg/u.py:5-7）\n\nSame words, another range.\n\n"
+        "## Kept {#kept-id}\n\n`pkg/u.py:1-3` under a heading with its own id.\n\n"
+        "[first](#11-first-实现pkgupy1-3) and [second](#second-pkgupy5-7)\n"
+    )
+    links = (
+        "# Links\n\n[first](u.md#11-first-实现pkgupy1-3), [second](u.md#second-pkgupy5-7), "
+        "[third](u.md#11-first-实现pkgupy5-7), [kept](u.md#kept-id)\n"
+    )
+    root = _kb(tmp_path, repo, v1, {"u.md": page, "links.md": links})
+    before_ids = _heading_ids(page)
+    assert not _findings(root)  # every link resolves before the sync
+    _sync(root, v2)
+    synced = (root / "docs" / "u.md").read_text("utf-8")
+    assert "## 1.1 first() 实现（pkg/u.py:5-7） {#11-first-实现pkgupy1-3}\n" in synced
+    assert "## second `pkg/u.py:9-11` {#second-pkgupy5-7} ##\n" in synced
+    assert "## 1.1 first() 实现（pkg/u.py:9-11） {#11-first-实现pkgupy5-7}\n" in synced
+    assert "## Kept {#kept-id}\n" in synced  # an explicit id already keeps its anchor
+    assert _heading_ids(synced) == before_ids  # the site gives every heading its old id
+    assert not _findings(root)  # and the verifier finds every link's anchor
+    assert (root / "docs" / "links.md").read_text("utf-8") == links  # no other page is touched
+    # A later sync leaves the explicit ids alone.
+    _commit(root, "synced")
+    v3 = repo.commit({"pkg/u.py": "# z\n" + repo_text(repo, v2, "pkg/u.py")}, "insert again")
+    _sync(root, v3)
+    again = (root / "docs" / "u.md").read_text("utf-8")
+    assert "## 1.1 first() 实现（pkg/u.py:6-8） {#11-first-实现pkgupy1-3}\n" in again
+    assert _heading_ids(again) == before_ids and not _findings(root)
+
+
+# -- 3. candidates exist at the new pin -------------------------------------------------------
+
+WORK = (
+    "def work(jobs):\n"
+    "    done = [job.run(timeout=30) for job in jobs]\n"
+    "    return sorted(done, key=lambda result: result.finished)\n"
+)
+FILLER = "".join(f"def filler_{n}():\n    return {n} * 7919\n\n\n" for n in range(6))
+
+
+def _holds(store, commit: str, candidate: tuple[str, int, int], text: str) -> bool:
+    entry = store.tree(commit).get(candidate[0])
+    if entry is None:
+        return False
+    lines = store.blob(entry.sha).lines
+    return "\n".join(lines[candidate[1] - 1 : candidate[2]]) + "\n" == text
+
+
+def test_candidates_of_code_copied_then_moved_on_are_where_it_is_at_the_new_pin(tmp_path):
+    """The code is copied (ambiguous from then on), then both places shift and one file is
+    renamed: the candidates are where the copies are at the new pin, not where they were."""
+    from generator.sync.reanchor import DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER, "pkg/b.py": FILLER}, "base")
+    repo.commit({"pkg/b.py": FILLER + WORK}, "copy work into b")
+    repo.commit(
+        {
+            "pkg/a.py": "import os\n\n\n" + WORK + "\n\n" + FILLER,
+            "pkg/b.py": "import re\n" + FILLER + WORK,
+        },
+        "shift both",
+    )
+    new = repo.commit({"pkg/b.py": None, "pkg/c.py": "import re\n" + FILLER + WORK}, "rename b")
+    store = GitStore(repo.path)
+    drift = Reanchorer(store, old, new).classify("pkg/a.py", 1, 3, "work")
+    assert drift.status is DriftStatus.AMBIGUOUS, drift.reason
+    assert [c[0] for c in drift.candidates] == ["pkg/a.py", "pkg/c.py"]
+    assert all(_holds(store, new, candidate, WORK) for candidate in drift.candidates)
+
+
+def test_code_moved_then_changed_is_a_candidate_where_it_went_not_where_it_was(tmp_path):
+    """`work` moves to b.py (another function takes its place in a.py), then is edited there."""
+    from generator.sync.reanchor import DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    other = "def other(jobs):\n    return [job for job in jobs if job.ready]\n"
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER, "pkg/b.py": FILLER}, "base")
+    repo.commit({"pkg/a.py": other + "\n\n" + FILLER, "pkg/b.py": FILLER + WORK}, "move work")
+    edited = WORK.replace("timeout=30", "timeout=60")
+    new = repo.commit({"pkg/b.py": "import re\n\n" + FILLER + edited}, "edit work in b")
+    store = GitStore(repo.path)
+    drift = Reanchorer(store, old, new).classify("pkg/a.py", 1, 3, "work")
+    assert drift.status is DriftStatus.CHANGED, drift.reason
+    assert drift.candidates == [("pkg/b.py", 27, 29)]
+    assert _holds(store, new, drift.candidates[0], edited)
+    assert drift.new_lines == edited.splitlines()
+
+
+# -- 4. nothing is skipped silently -----------------------------------------------------------
+
+
+def test_references_that_resolve_to_no_single_file_are_listed_with_the_reason(tmp_path):
+    repo = RepoBuilder.init(tmp_path / "up")
+    util = "def helper():\n    return 1\n"
+    v1 = repo.commit({"pkg/u.py": FIRST, "pkg/a/util.py": util, "pkg/b/util.py": util}, "base")
+    v2 = repo.commit({"pkg/u.py": "# moved down\n" + FIRST}, "insert above")
+    page = (
+        "# U\n\n`pkg/u.py:1-3` moves.\n\n"
+        "The bare name `util.py:1-2` is ambiguous; `vendor/thing.py:3` belongs to no upstream.\n"
+    )
+    root = _kb(tmp_path, repo, v1, {"u.md": page})
+    dry = cli(root, "sync", "up", "--no-fetch", "--to", v2, "--dry-run")
+    assert "u.md:5:16: util.py:1-2: not resolved (ambiguous-file: 'util.py' matches 2 files" in (
+        dry.stdout
+    )
+    stdout = _sync(root, v2)
+    assert (
+        f"2 references resolved to no single file at {v1[:7]} and were left as written "
+        "(1 ambiguous-file, 1 unattributed; listed in the drift report)"
+    ) in stdout
+    reports = root / ".cache" / "reports"
+    data = json.loads(next(reports.glob("*.json")).read_text("utf-8"))
+    assert [(r["text"], r["check"]) for r in data["unresolved"]] == [
+        ("util.py:1-2", "ambiguous-file"),
+        ("vendor/thing.py:3", "unattributed"),
+    ]
+    markdown = next(reports.glob("*.md")).read_text("utf-8")
+    assert f"## Not resolved at {v1[:7]}" in markdown
+    assert "- `docs/u.md:5` `util.py:1-2`: ambiguous-file: 'util.py' matches 2 files" in markdown
+    assert "- `docs/u.md:5` `vendor/thing.py:3`: unattributed: no configured upstream" in markdown
+    assert "`pkg/u.py:1-3` moves" not in (root / "docs" / "u.md").read_text("utf-8")
+
+
+# -- 5. reports people can read ---------------------------------------------------------------
+
+
+def test_the_markdown_report_shows_a_bounded_excerpt_and_the_json_the_full_text(tmp_path):
+    """A 400-line function with one line edited in its middle, and a deleted 300-line one."""
+    body = "".join(f"    step_{n} = compute({n})\n" for n in range(400))
+    big = "def big():\n" + body + "    return step_0\n"
+    doomed = "def doomed():\n" + body[: len(body) * 3 // 4] + "    return None\n"
+    repo = RepoBuilder.init(tmp_path / "up")
+    v1 = repo.commit({"pkg/big.py": big, "pkg/doomed.py": doomed}, "base")
+    v2 = repo.commit(
+        {"pkg/big.py": big.replace("compute(200)", "compute(-200)"), "pkg/doomed.py": None},
+        "edit one line, delete a file",
+    )
+    root = _kb(tmp_path, repo, v1, {"u.md": "# U\n\n`pkg/big.py:1-402`\n\n`pkg/doomed.py:1-302`\n"})
+    _sync(root, v2)
+    reports = root / ".cache" / "reports"
+    markdown = next(reports.glob("*.md")).read_text("utf-8")
+    lines = markdown.splitlines()
+    assert len(lines) < 80, markdown
+    assert lines.index("## For review") < lines.index(
+        "### `docs/u.md:3` `pkg/big.py:1-402` — changed"
+    )
+    excerpt = markdown.split("```diff\n", 1)[1].split("```", 1)[0].splitlines()
+    assert "-    step_200 = compute(200)" in excerpt and "+    step_200 = compute(-200)" in excerpt
+    assert "     step_198 = compute(198)" in excerpt and "step_190 " not in markdown
+    assert "  1  def doomed():" in markdown and "compute(20)" not in markdown
+    assert "… 290 more lines in the JSON report" in markdown
+    data = json.loads(next(reports.glob("*.json")).read_text("utf-8"))
+    big_entry = next(r for r in data["refs"] if r["text"] == "pkg/big.py:1-402")
+    assert len(big_entry["old_lines"]) == len(big_entry["new_lines"]) == 402
+
+
+# -- 6. candidates are plausible --------------------------------------------------------------
+
+ACTORS = (
+    "class MegatronActor:\n"
+    "    def sleep(self, seconds):\n"
+    "        self.engine.offload(seconds, tag='megatron')\n"
+    "        return seconds\n"
+    "\n"
+    "\n"
+    "class FSDPActor:\n"
+    "    def sleep(self, seconds):\n"
+    "        self.model.to('cpu', non_blocking=True)\n"
+    "        return seconds\n"
+)
+
+
+def test_a_changed_method_is_a_candidate_in_its_own_class(tmp_path):
+    from generator.sync.reanchor import DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/actors.py": ACTORS}, "base")
+    new = repo.commit(
+        {
+            "pkg/actors.py": "import os\n\n\n"
+            + ACTORS.replace("non_blocking=True", "non_blocking=False")
+        },
+        "edit FSDPActor.sleep",
+    )
+    drift = Reanchorer(GitStore(repo.path), old, new).classify("pkg/actors.py", 8, 10, "sleep")
+    assert drift.status is DriftStatus.CHANGED, drift.reason
+    assert drift.candidates == [("pkg/actors.py", 11, 13)]  # FSDPActor.sleep, not Megatron's
+
+
+def test_deleted_code_lists_definitions_in_its_language_best_first_and_capped(tmp_path):
+    from generator.sync.reanchor import MAX_CANDIDATES, DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    method = "    def __init__(self, size):\n        self.size = size * 4096\n"
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/pool.py": "class Pool:\n" + method, "pkg/keep.py": "x = 1\n"}, "base")
+    others = {
+        f"pkg/other_{n}.py": f"class Other{n}:\n    def __init__(self):\n        self.n = {n}\n"
+        for n in range(7)
+    }
+    new = repo.commit(
+        {
+            "pkg/pool.py": None,
+            "docker/fix.patch": "@@ -1,2 +1,2 @@\n class Pool:\n" + method,
+            "docs/notes.md": "```python\ndef __init__(self, size):\n```\n",
+            "pkg/pools/pool.py": "import os\n\n\nclass Pool:\n"
+            + method.replace("4096", "8192")
+            + "    def free(self):\n        return self.size\n",
+            **others,
+        },
+        "delete pool.py; the class lives on elsewhere, patches mention it",
+    )
+    drift = Reanchorer(GitStore(repo.path), old, new).classify("pkg/pool.py", 2, 3, "__init__")
+    assert drift.status is DriftStatus.DELETED, drift.reason
+    assert drift.candidates[0] == ("pkg/pools/pool.py", 5, 6)  # the same Pool.__init__
+    assert all(path.endswith(".py") for path, _, _ in drift.candidates)
+    assert len(drift.candidates) == MAX_CANDIDATES and drift.more_candidates == 3

@@ -112,11 +112,20 @@ def code_span(text: str) -> str:
     content = one_line(text)
     if not content:
         return ""
+    if "<" in content:
+        # Python-Markdown looks for raw HTML before it looks for code spans, and a span such as
+        # `</p<script>` can end its search inside the span and let a tag out. As an element
+        # whose every character of syntax is an entity, the code holds no tag to find.
+        return "<code>" + "".join(_CODE_ENTITY.get(char, char) for char in content) + "</code>"
     fence = "`" * (_longest_backtick_run(content) + 1)
     if content.startswith("`") or content.endswith("`"):
         content = f" {content} "
     return f"{fence}{content}{fence}"
 
+
+_CODE_ENTITY = {char: f"&#{ord(char)};" for char in "<>&\"'`*_[]()\\!#~|{}:="}
+"""Characters written as entities in a code element: none of them can start HTML, an entity,
+Markdown emphasis, a link, an autolink or an escape."""
 
 _LANG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+.-]{0,31}")
 

@@ -325,6 +325,8 @@ class GitStore:
         """Each commit's changes with renames found (`git diff -M`), by commit."""
         self.blob_reads = 0
         """How many blobs were read from the object database (each at most once)."""
+        self.tree_reads = 0
+        """How many tree objects were read (each at most once, whichever commits share it)."""
 
     @cached_property
     def repo(self) -> git.Repo:
@@ -405,8 +407,13 @@ class GitStore:
         """Keep the root tree of ``commit``, as `read` gave it; returns its SHA."""
         sha = self._roots[commit] = tree[0]
         if sha not in self._tree_objects:
-            self._tree_objects[sha] = _parse_tree(tree[2])
+            self._keep_tree(sha, tree[2])
         return sha
+
+    def _keep_tree(self, sha: str, data: bytes) -> dict[str, TreeEntry]:
+        self.tree_reads += 1
+        entries = self._tree_objects[sha] = _parse_tree(data)
+        return entries
 
     def _read_trees(self, shas: Iterable[str]) -> None:
         """Read the tree objects ``shas`` not read yet, in one exchange with git (one that git
@@ -414,7 +421,7 @@ class GitStore:
         wanted = [sha for sha in dict.fromkeys(shas) if sha not in self._tree_objects]
         for sha, found in zip(wanted, self._objects().read_many(wanted), strict=True):
             if found is not None and found[1] == "tree":
-                self._tree_objects[sha] = _parse_tree(found[2])
+                self._keep_tree(sha, found[2])
 
     def read_trees_ahead(self, commit: str, paths: Iterable[str]) -> None:
         """Read the directories that `entry` walks through for each of ``paths`` at
@@ -435,7 +442,7 @@ class GitStore:
             found = self._objects().read(sha)
             if found is None or found[1] != "tree":
                 raise RepositoryUnavailable(f"tree {sha} is missing from {self.path}")
-            entries = self._tree_objects[sha] = _parse_tree(found[2])
+            entries = self._keep_tree(sha, found[2])
         return entries
 
     def _directory(self, commit: str, path: str) -> dict[str, TreeEntry] | None:

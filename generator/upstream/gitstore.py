@@ -301,6 +301,13 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
+_KEPT_NAMES = 500
+"""The most names of files below a directory kept to tell whether a search for a name need go
+into it. A directory with more is searched through instead: a commit changing one file has a new
+such directory (its parent's, up to the root), and building its set of names anew for each
+commit would cost more than looking through its subdirectories' sets."""
+
+
 class GitStore:
     """One clone: commits, trees and blobs, each looked up once and cached."""
 
@@ -315,8 +322,9 @@ class GitStore:
         """Each commit's root tree, by commit."""
         self._tree_objects: dict[str, dict[str, TreeEntry]] = {}
         """Each tree object read, by its SHA: shared by every commit that has it."""
-        self._names_below: dict[str, frozenset[str]] = {}
-        """The names of the files in each tree and its subtrees, by the tree's SHA."""
+        self._names_below: dict[str, frozenset[str] | None] = {}
+        """The names of the files in each tree and its subtrees, by the tree's SHA (see
+        `_KEPT_NAMES`); a tree is here once every tree below it has been read."""
         self._trees: dict[str, dict[str, TreeEntry]] = {}
         self._directories: dict[str, frozenset[str]] = {}
         self._blobs: dict[str, BlobText] = {}
@@ -470,10 +478,12 @@ class GitStore:
 
     def files_named(self, commit: str, name: str) -> list[str]:
         """Every file of the commit whose last component is ``name``, in `tree`'s order. Only
-        the directories holding such a file are walked; what each holds is known by tree SHA,
-        so a directory unchanged since another commit was searched costs nothing."""
+        the directories that may hold such a file are walked; what each holds is known by tree
+        SHA, so a directory unchanged since another commit was searched costs nothing."""
+        root = self._root(commit)
+        self._read_below(root)
         found: list[str] = []
-        self._collect_named(self._root(commit), "", name, found)
+        self._collect_named(root, "", name, found)
         return found
 
     def _collect_named(self, sha: str, prefix: str, name: str, found: list[str]) -> None:
@@ -481,32 +491,43 @@ class GitStore:
             if entry.kind != "tree":
                 if entry_name == name:
                     found.append(prefix + entry_name)
-            elif name in self._names_in(entry.sha):
+                continue
+            names = self._names_in(entry.sha)
+            if names is None or name in names:
                 self._collect_named(entry.sha, f"{prefix}{entry_name}/", name, found)
+
+    def _read_below(self, sha: str) -> None:
+        """Read every tree below ``sha`` not read yet, one exchange with git per level."""
+        level = [sha]
+        while level:
+            self._read_trees(level)
+            level = [
+                entry.sha
+                for tree in level
+                for entry in self._tree_object(tree).values()
+                if entry.kind == "tree" and entry.sha not in self._names_below
+            ]
+
+    def _names_in(self, sha: str) -> frozenset[str] | None:
+        """The names of the files in the tree ``sha`` and in its subtrees; None when there are
+        more than `_KEPT_NAMES`."""
+        if sha in self._names_below:
+            return self._names_below[sha]
+        entries = self._tree_object(sha)
+        names: set[str] | None = {name for name, entry in entries.items() if entry.kind != "tree"}
+        for entry in entries.values():
+            if entry.kind == "tree":
+                below = self._names_in(entry.sha)  # known for every subtree, kept or not
+                if names is not None and below is not None:
+                    names |= below
+                if names is not None and (below is None or len(names) > _KEPT_NAMES):
+                    names = None
+        kept = self._names_below[sha] = None if names is None else frozenset(names)
+        return kept
 
     def file_names(self, commit: str) -> frozenset[str]:
         """The last components of every file path of the commit."""
-        return self._names_in(self._root(commit))
-
-    def _names_in(self, sha: str) -> frozenset[str]:
-        """The names of the files in the tree ``sha`` and in its subtrees."""
-        names = self._names_below.get(sha)
-        if names is None:
-            # Every tree below not read yet is read first, one exchange per level of depth.
-            level = [sha]
-            while level:
-                self._read_trees(level)
-                level = [
-                    entry.sha
-                    for tree in level
-                    for entry in self._tree_object(tree).values()
-                    if entry.kind == "tree" and entry.sha not in self._names_below
-                ]
-            entries = self._tree_object(sha)
-            own = [name for name, entry in entries.items() if entry.kind != "tree"]
-            below = [self._names_in(e.sha) for e in entries.values() if e.kind == "tree"]
-            names = self._names_below[sha] = frozenset(own).union(*below)
-        return names
+        return frozenset(path.rsplit("/", 1)[-1] for path in self.tree(commit))
 
     def tree(self, commit: str) -> dict[str, TreeEntry]:
         """Every file of the commit (recursively), by repository-relative path, in the order of

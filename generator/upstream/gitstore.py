@@ -116,16 +116,20 @@ class BlobText:
         """Start and end offsets (in the joined lines) of Python's triple-quoted strings."""
         text = "\n".join(self.lines)
         starts, ends = [], []
-        position = 0
+        # Where each kind of quote next opens, found with str.find (several times faster than
+        # a regular expression for either), and looked for again only once a string passes it.
+        following = {quote: text.find(quote) for quote in _TRIPLE_QUOTES}
         while True:
-            opening = _TRIPLE_QUOTE.search(text, position)
-            if opening is None:
+            start = min((at for at in following.values() if at != -1), default=-1)
+            if start == -1:
                 break
-            closing = text.find(opening.group(), opening.end())
+            closing = text.find(text[start : start + 3], start + 3)
             end = len(text) if closing == -1 else closing + 3
-            starts.append(opening.start())
+            starts.append(start)
             ends.append(end)
-            position = end
+            for quote, at in following.items():
+                if at != -1 and at < end:
+                    following[quote] = text.find(quote, end)
         return starts, ends
 
     def occurs_in_code(self, name: str, start: int, end: int) -> bool:
@@ -146,7 +150,7 @@ class BlobText:
         return False
 
 
-_TRIPLE_QUOTE = re.compile("\"\"\"|'''")
+_TRIPLE_QUOTES = ('"""', "'''")
 _IDENTIFIER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 

@@ -63,15 +63,20 @@ _TREE_RECORD = re.compile(rb"(\d+) ([^\x00]*)\x00(.{20})", re.DOTALL)
 _KINDS = {"40000": "tree", "160000": "commit"}
 
 
-def _parse_tree(data: bytes) -> dict[str, TreeEntry]:
-    """The entries of a tree object by name, in git's order (which is ``git ls-tree``'s)."""
+def _parse_tree(data: bytes, known: dict[tuple[bytes, bytes], TreeEntry]) -> dict[str, TreeEntry]:
+    """The entries of a tree object by name, in git's order (which is ``git ls-tree``'s).
+    ``known`` holds the entries met in other trees, by mode and SHA: a directory's new version
+    shares most of its entries with the old one, and they are made once."""
     entries = {}
     for mode, name, sha in _TREE_RECORD.findall(data):
-        text = mode.decode()
-        kind = _KINDS.get(text, "blob")
-        entries[name.decode("utf-8", "surrogateescape")] = TreeEntry(
-            "040000" if kind == "tree" else text, kind, sha.hex()
-        )
+        entry = known.get((mode, sha))
+        if entry is None:
+            text = mode.decode()
+            kind = _KINDS.get(text, "blob")
+            entry = known[mode, sha] = TreeEntry(
+                "040000" if kind == "tree" else text, kind, sha.hex()
+            )
+        entries[name.decode("utf-8", "surrogateescape")] = entry
     return entries
 
 
@@ -324,6 +329,8 @@ class GitStore:
         self._ref_names: frozenset[str] | None = None
         self._roots: dict[str, str] = {}
         """Each commit's root tree, by commit."""
+        self._entries: dict[tuple[bytes, bytes], TreeEntry] = {}
+        """Every entry of the trees read, by its mode and binary SHA (see `_parse_tree`)."""
         self._tree_objects: dict[str, dict[str, TreeEntry]] = {}
         """Each tree object read, by its SHA: shared by every commit that has it."""
         self._names_below: dict[str, frozenset[str] | None] = {}
@@ -424,7 +431,7 @@ class GitStore:
 
     def _keep_tree(self, sha: str, data: bytes) -> dict[str, TreeEntry]:
         self.tree_reads += 1
-        entries = self._tree_objects[sha] = _parse_tree(data)
+        entries = self._tree_objects[sha] = _parse_tree(data, self._entries)
         return entries
 
     def _read_trees(self, shas: Iterable[str]) -> None:

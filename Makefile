@@ -13,7 +13,7 @@ LEANSPEC_VERSION := 0.3.0
 LEANSPEC_STAMP := .cache/npm/.leanspec-$(LEANSPEC_VERSION)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup mermaid leanspec browser bench-sync bench-site bench-evidence fuzz demo demo-upstreams sync-upstream upstreams verify site serve test lint format bench clean
+.PHONY: help setup mermaid leanspec browser bench-sync bench-site bench-evidence bench-pins fuzz demo demo-upstreams sync-upstream upstreams verify site serve test lint format bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -87,6 +87,9 @@ test: $(STAMP) $(MERMAID_STAMP) $(LEANSPEC_STAMP) browser  ## set up and run the
 
 bench: $(STAMP)  ## time the verifier on 2,000 generated pages (50,000 refs)
 	$(BIN)/python scripts/bench_verify.py
+
+bench-pins: $(STAMP)  ## time the verifier on 300 pages, each pinned to its own commit
+	$(BIN)/python scripts/bench_verify.py --shape pin-per-page
 
 bench-evidence: $(STAMP)  ## evidence on a drift corpus: detection, --fix, pin suggest, its cost
 	$(BIN)/python scripts/bench_evidence.py

@@ -19,6 +19,16 @@ comments in fenced code, pinned permalinks; about 2% broken), then reports:
 
 Each verifier figure and the floor are the best of ``--runs`` runs, so that none gains from
 another's noise.
+
+    python scripts/bench_verify.py --shape pin-per-page [--pages 300] [--files 3000]
+
+measures the other shape real knowledge bases have (deep dives of pull requests): an upstream of
+FILES files under nested directories with a history of PAGES + 20 commits (a few files changed in
+each), and PAGES pages each pinned to a commit of its own (frontmatter ``pin:``), with 20
+references each (full paths, bare names, fenced-code comments, permalinks, some followed by the
+code they cite; about 2% broken). It reports the cold verifier against the floor (every page and
+every cited ``commit:path`` read once, one ``git cat-file --batch``) and against the naive method
+(one ``git show COMMIT:PATH`` per reference), in the same run.
 """
 
 from __future__ import annotations
@@ -38,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 from measure import run_generator  # noqa: E402  (scripts/measure.py, beside this script)
 
-from generator.upstream.gitbuild import RepoBuilder  # noqa: E402
+from generator.upstream.gitbuild import RepoBuilder, run_git  # noqa: E402
 from generator.verification.pipeline import available_cores  # noqa: E402
 
 
@@ -199,6 +209,216 @@ def floor(root: Path, corpus: dict) -> float:
     return time.perf_counter() - started
 
 
+PINNED_REFS_PER_PAGE = 20
+FILES_PER_PAGE = 6
+EXTRA_COMMITS = 20
+"""Commits older than every page's pin: the pages cite a history that went on before them."""
+
+
+def build_history(repo: Path, files: int, commits: int, rng: random.Random) -> list[dict]:
+    """An upstream of ``files`` Python files in nested directories and ``commits`` commits,
+    written with one ``git fast-import``: the first adds every file, each later one rewrites
+    two to four of them (and now and then adds one). Returns, for each commit, its SHA and
+    each file's (functions, line count) there."""
+    stream: list[bytes] = []
+    state: dict[str, tuple[list[tuple[str, int, int]], int, str]] = {}
+
+    def generate(index: int) -> tuple[list[tuple[str, int, int]], int, str]:
+        text, functions = make_source(index, rng)
+        return functions, text.count("\n"), text
+
+    def blob(path: str, text: str) -> None:
+        data = text.encode()
+        stream.append(f"M 100644 inline {path}\ndata {len(data)}\n".encode() + data + b"\n")
+
+    def header(number: int) -> None:
+        message = f"Change {number}".encode()
+        stream.append(
+            f"commit refs/heads/main\nmark :{number + 1}\n"
+            f"committer Bench <bench@example.invalid> {1735689600 + number * 3600} +0000\n"
+            f"data {len(message)}\n".encode()
+            + message
+            + b"\n"
+        )
+
+    header(0)
+    for number in range(files):
+        path = f"big/pkg{number % 30}/sub{number // 30 % 5}/module_{number}.py"
+        state[path] = generate(number)
+        blob(path, state[path][2])
+    snapshots = [dict(state)]
+    paths = list(state)
+    for number in range(1, commits):
+        header(number)
+        for path in rng.sample(paths, rng.randint(2, 4)):
+            index = int(path.rsplit("_", 1)[1].removesuffix(".py"))
+            state[path] = generate(index)
+            blob(path, state[path][2])
+        if rng.random() < 0.1:
+            index = files + number
+            path = f"big/pkg{index % 30}/sub{index // 30 % 5}/module_{index}.py"
+            state[path] = generate(index)
+            paths.append(path)
+            blob(path, state[path][2])
+        snapshots.append(dict(state))
+    marks = repo / ".git" / "bench-marks"
+    run_git(repo, "fast-import", "--quiet", f"--export-marks={marks}", input_bytes=b"".join(stream))
+    shas = dict(line.split() for line in marks.read_text().splitlines())
+    return [
+        {"sha": shas[f":{number + 1}"], "files": snapshot}
+        for number, snapshot in enumerate(snapshots)
+    ]
+
+
+def build_pinned_corpus(root: Path, pages: int, files: int, seed: int = 7) -> dict:
+    """The pin-per-page corpus: page N is pinned to commit N + `EXTRA_COMMITS` of a generated
+    history, and cites files as they are there."""
+    rng = random.Random(seed)
+    repo = RepoBuilder.init(root / "cache" / "big")
+    history = build_history(repo.path, files, pages + EXTRA_COMMITS, rng)
+    head = history[-1]["sha"]
+    (root / "upstreams.yaml").write_text(
+        f"cache_dir: cache\nupstreams:\n  big:\n    url: {repo.path}\n    pin: {head}\n"
+        "    web_url: https://github.com/bench/big\n",
+        "utf-8",
+    )
+    docs = root / "docs"
+    broken = 0
+    cited: list[tuple[str, str, int, int]] = []
+    for page_number in range(pages):
+        commit = history[page_number + EXTRA_COMMITS]
+        pin = commit["sha"]
+        # A pull request touches a few files, and its page cites those again and again.
+        choices = rng.sample(sorted(commit["files"]), FILES_PER_PAGE)
+        out = [
+            f"---\ntitle: Pull request {page_number}\nupstream: big\npin: {pin}\n---\n",
+            f"# Pull request {page_number}\n",
+        ]
+        for ref_number in range(PINNED_REFS_PER_PAGE):
+            path = rng.choice(choices)
+            functions, length, text = commit["files"][path]
+            name, start, end = rng.choice(functions)
+            style = ref_number % 5
+            if rng.random() < 0.02:
+                start, end = length + 5, length + 9  # a broken range
+                broken += 1
+            if style == 0:
+                out.append(f"- `{name}()` 实现（{path}:{start}-{end}）\n")
+            elif style == 1:
+                out.append(f"The loop lives at `{path}:{start + 1}-{end}`, see below.\n")
+            elif style == 2:
+                out.append(f"```python\n# {path}:{start}-{end}\ndef {name}(value):\n    ...\n```\n")
+            elif style == 3:
+                bare = path.rsplit("/", 1)[-1]
+                out.append(f"| `{name}()` | `{bare}:{start}` | purpose |\n")
+            else:
+                out.append(
+                    f"[{name}](https://github.com/bench/big/blob/{pin}/{path}#L{start}-L{end})\n"
+                )
+            if ref_number % 3 == 0 and style != 2 and end <= length:
+                first = start + 1 if style == 1 else start
+                quoted = text.split("\n")[first - 1 : end]
+                out.append("\n```python\n" + "\n".join(quoted) + "\n```\n\n")
+            cited.append((pin, path, start, end))
+        page = docs / f"pr{page_number % 10}" / f"pr_{page_number}.md"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text("".join(out), "utf-8")
+    return {"refs": len(cited), "broken": broken, "cited": cited, "repo": repo.path}
+
+
+def pinned_floor(root: Path, corpus: dict) -> float:
+    """Seconds to read every page and every cited ``commit:path`` once."""
+    started = time.perf_counter()
+    for page in (root / "docs").rglob("*.md"):
+        page.read_bytes().decode("utf-8")
+    wanted = sorted({f"{pin}:{path}\n" for pin, path, _, _ in corpus["cited"]})
+    output = subprocess.run(
+        ["git", "cat-file", "--batch"],
+        cwd=corpus["repo"],
+        input="".join(wanted).encode(),
+        capture_output=True,
+        check=True,
+    ).stdout
+    assert output.count(b" blob ") >= len(wanted)
+    return time.perf_counter() - started
+
+
+def pinned_naive(corpus: dict, sample: int) -> float:
+    """Seconds per reference for one ``git show COMMIT:PATH`` per reference."""
+    rng = random.Random(3)
+    started = time.perf_counter()
+    for pin, path, start, end in rng.sample(corpus["cited"], sample):
+        blob = subprocess.run(
+            ["git", "show", f"{pin}:{path}"], cwd=corpus["repo"], capture_output=True, check=True
+        ).stdout
+        blob.split(b"\n")[start - 1 : end]  # the cited lines, as the naive method reads them
+    return (time.perf_counter() - started) / sample
+
+
+def pin_per_page(args: argparse.Namespace) -> int:
+    """The cold verifier on pages that each pin their own commit, against the floor and the
+    naive method, in the same run."""
+    pages = args.pages or 300
+    files = args.files or 3000
+    with tempfile.TemporaryDirectory(prefix="bench-pins-") as directory:
+        root = Path(directory)
+        started = time.perf_counter()
+        corpus = build_pinned_corpus(root, pages, files)
+        distinct = len({(pin, path) for pin, path, _, _ in corpus["cited"]})
+        print(
+            f"corpus:    {pages} pages, each pinned to its own commit of a {pages + EXTRA_COMMITS}"
+            f"-commit history of {files}+ files; {corpus['refs']} refs ({corpus['broken']} "
+            f"broken) citing {distinct} commit:path pairs; built in "
+            f"{time.perf_counter() - started:.1f} s; {available_cores()} cores available"
+        )
+        runs = [run_verifier(root, "--no-cache") for _ in range(args.runs)]
+        elapsed, _, cpu, report = min(runs, key=lambda run: run[0])
+        peak_mib = max(run[1] for run in runs)
+        floor_seconds = min(pinned_floor(root, corpus) for _ in range(args.runs))
+        # What any run costs before it reads a page: the interpreter and the imports.
+        one_page = ["verify", "docs/pr0/pr_0.md", "--no-cache", "--format", "json"]
+        start_up = min(run_generator(one_page, root).seconds for _ in range(args.runs))
+        per_ref = pinned_naive(corpus, min(args.naive_sample, corpus["refs"]))
+        naive_total = per_ref * corpus["refs"]
+        found, errors = report["summary"]["refs"], report["summary"]["errors"]
+        print(
+            f"floor:     {floor_seconds:.2f} s to read every page and cited commit:path once "
+            f"(best of {args.runs})"
+        )
+        print(
+            f"verifier:  cold, --no-cache: {elapsed:.2f} s wall ({elapsed / floor_seconds:.1f}x "
+            f"the floor; {cpu:.2f} s CPU in all its processes), peak RSS {peak_mib:.0f} MiB "
+            f"(best of {args.runs})"
+        )
+        print(
+            f"start-up:  {start_up:.2f} s for the verifier on one page "
+            f"({start_up / floor_seconds:.1f}x the floor)"
+        )
+        print(
+            f"naive:     {per_ref * 1000:.2f} ms per ref (git show, {args.naive_sample} sampled) "
+            f"-> {naive_total:.1f} s extrapolated; the cold verifier is "
+            f"{naive_total / elapsed:.0f}x faster"
+        )
+        met = {
+            "<= 3x floor": elapsed / floor_seconds <= 3,
+            ">= 30x naive": naive_total / elapsed >= 30,
+            "< 300 MiB": peak_mib < 300,
+        }
+        print(
+            "targets:   "
+            + ", ".join(f"{target} {'met' if ok else 'NOT met'}" for target, ok in met.items())
+        )
+        ok = found == corpus["refs"] and errors == corpus["broken"]
+        print(
+            f"findings:  {found} refs found, {errors} errors (expected {corpus['refs']} and "
+            f"{corpus['broken']}): {'match' if ok else 'DO NOT match'}"
+        )
+        if not ok:
+            for finding in report["findings"][:10]:
+                print(f"           {finding['check']}: {finding['message']}")
+    return 0
+
+
 EVIDENCE_CHECKS = ("quote-elsewhere", "quote-not-found", "quote-unchecked", "names-not-in-range")
 
 
@@ -269,9 +489,16 @@ def _size(root: Path) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pages", type=int, default=2000)
-    parser.add_argument("--refs-per-page", type=int, default=25)
-    parser.add_argument("--files", type=int, default=500)
+    parser.add_argument(
+        "--shape",
+        choices=("single-pin", "pin-per-page"),
+        default="single-pin",
+        help="single-pin: every page shares the manifest's pin (the default); pin-per-page: "
+        "every page pins its own commit of a long history",
+    )
+    parser.add_argument("--pages", type=int, help="default: 2000, or 300 with a pin per page")
+    parser.add_argument("--refs-per-page", type=int, default=25, help="single-pin only")
+    parser.add_argument("--files", type=int, help="default: 500, or 3000 with a pin per page")
     parser.add_argument("--naive-sample", type=int, default=300)
     parser.add_argument(
         "--runs", type=int, default=3, help="verifier and floor runs; the best is reported"
@@ -283,6 +510,10 @@ def main() -> int:
         "of the references cite quoted after them, against the same corpus without quotes",
     )
     args = parser.parse_args()
+    if args.shape == "pin-per-page":
+        return pin_per_page(args)
+    args.pages = args.pages or 2000
+    args.files = args.files or 500
     if args.quotes:
         return quote_cost(args)
     with tempfile.TemporaryDirectory(prefix="bench-verify-") as directory:

@@ -52,6 +52,55 @@ def test_trees_and_blobs_are_read_at_the_commit_each_blob_once(repo):
         store.close()
 
 
+def test_a_path_is_found_by_reading_its_directories_once_whichever_commits_share_them(tmp_path):
+    repo = RepoBuilder.init(tmp_path / "up")
+    first = repo.commit({"pkg/sub/b.py": "b\n", "pkg/a.py": "a\n", "other/c.py": "c\n"}, "one")
+    second = repo.commit({"other/c.py": "c, changed\n"}, "two")
+    store = GitStore(repo.path)
+    try:
+        at_first = store.entry(first, "pkg/sub/b.py")
+        assert at_first is not None and at_first.kind == "blob"
+        assert store.tree_reads == 3, "the root, pkg/ and pkg/sub/: not other/"
+        assert store.entry(second, "pkg/sub/b.py") == at_first
+        assert store.tree_reads == 4, "pkg/ is the same tree at both commits: only the root"
+        assert store.entry(second, "other/c.py") != store.entry(first, "other/c.py")
+        assert store.entry(second, "pkg/sub") is None, "a directory is no file"
+        assert store.entry(second, "pkg/nope.py") is None
+        assert store.entry(second, "nope/a.py") is None
+        assert store.is_directory(second, "pkg/sub") and store.is_directory(second, "")
+        assert not store.is_directory(second, "pkg/a.py")
+        assert not store.is_directory(second, "pkg/nope")
+    finally:
+        store.close()
+
+
+def test_files_are_found_by_name_in_git_s_order_links_and_submodules_too(tmp_path):
+    repo = RepoBuilder.init(tmp_path / "up")
+    files = {"x.py": "1\n", "a/x.py": "2\n", "a-b/x.py": "3\n", "a.py": "4\n", "a/deep/x.py": ""}
+    repo.write(files)
+    (repo.path / "a-b" / "link").symlink_to("x.py")
+    run_git(repo.path, "add", "-A")
+    submodule = "1" * 40
+    run_git(repo.path, "update-index", "--add", "--cacheinfo", f"160000,{submodule},a/mod")
+    run_git(repo.path, "commit", "-q", "-m", "files")
+    commit = repo.head()
+    listed = run_git(repo.path, "ls-tree", "-r", "--name-only", commit).splitlines()
+    store = GitStore(repo.path)
+    try:
+        assert list(store.tree(commit)) == listed
+        named = [path for path in listed if path.rsplit("/", 1)[-1] == "x.py"]
+        assert named == ["a-b/x.py", "a/deep/x.py", "a/x.py", "x.py"]
+        assert store.files_named(commit, "x.py") == named
+        assert store.files_named(commit, "missing.py") == []
+        assert store.file_names(commit) == {"x.py", "a.py", "link", "mod"}
+        link, module = store.entry(commit, "a-b/link"), store.entry(commit, "a/mod")
+        assert link is not None and link.is_symlink and link.kind == "blob"
+        assert module is not None and module.kind == "commit" and module.sha == submodule
+        assert store.directories(commit) == {"a/", "a/deep/", "a-b/"}
+    finally:
+        store.close()
+
+
 def test_a_directory_that_is_not_a_clone_is_unavailable(tmp_path):
     (tmp_path / "plain").mkdir()
     for path in (tmp_path / "plain", tmp_path / "missing"):
@@ -62,8 +111,10 @@ def test_a_directory_that_is_not_a_clone_is_unavailable(tmp_path):
 def test_a_commit_missing_from_the_clone_is_named(repo):
     store = GitStore(repo.path)
     try:
-        with pytest.raises(RepositoryUnavailable, match=f"git ls-tree {'b' * 40} failed"):
+        with pytest.raises(RepositoryUnavailable, match=f"commit {'b' * 40} is missing"):
             store.tree("b" * 40)
+        with pytest.raises(RepositoryUnavailable, match=f"commit {'b' * 40} is missing"):
+            store.entry("b" * 40, "pkg/a.py")
         with pytest.raises(RepositoryUnavailable, match=f"blob {'c' * 40} is missing"):
             store.blob("c" * 40)
         assert store.blob_reads == 0

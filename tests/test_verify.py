@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.upstream.gitbuild import RepoBuilder, run_git
 from generator.upstream.manifest import ConfigError
 from generator.verification.pipeline import PARALLEL_MINIMUM_PAGES, Report
 from generator.verification.report import report_json
@@ -202,3 +203,40 @@ def test_only_the_blobs_whose_lines_are_checked_are_read(lib_kb):
     assert [f.check for f in report.findings if f.page == "docs/e.md"] == ["commit-missing"]
     # lib/util.py, lib/core.py and lib/sub/core.py: nothing for b.md and e.md.
     assert report.blob_reads == 3
+
+
+def test_each_page_is_checked_at_its_own_pin_bare_names_and_directories_too(lib_kb):
+    """Three pages with the same references, pinned to three commits: the first (before the
+    library and the rename), the manifest's pin and the branch's head."""
+    repo = RepoBuilder(lib_kb.root / "cache" / "lib")
+    first = run_git(repo.path, "rev-list", "--max-parents=0", "HEAD").strip()
+    refs = "name.py:1, core.py:2, lib/future.py:1, `lib/sub/`, ./lib/sub:2, lib/nam.py:1\n"
+    for name, pin in (("first", first), ("pin", lib_kb.pin), ("head", repo.head())):
+        lib_kb.page(f"{name}.md", f"---\nupstream: lib\npin: {pin}\n---\n{refs}")
+    report = lib_kb.verify(workers=1)
+    found = {
+        page: [(f.check, f.text) for f in report.findings if f.page == f"docs/{page}.md"]
+        for page in ("first", "pin", "head")
+    }
+    assert found == {
+        "first": [
+            ("file-missing", "core.py:2"),
+            ("file-missing", "lib/future.py:1"),
+            ("file-missing", "./lib/sub:2"),
+            ("file-missing", "lib/nam.py:1"),
+        ],
+        "pin": [
+            ("file-missing", "name.py:1"),
+            ("file-missing", "lib/future.py:1"),
+            ("not-a-file", "./lib/sub:2"),
+            ("file-missing", "lib/nam.py:1"),
+        ],
+        "head": [
+            ("file-missing", "name.py:1"),
+            ("not-a-file", "./lib/sub:2"),
+            ("file-missing", "lib/nam.py:1"),
+        ],
+    }
+    messages = {(f.page, f.text): f.message for f in report.findings}
+    assert messages["docs/pin.md", "name.py:1"].startswith("no file named 'name.py' in lib@")
+    assert "it exists at main" in messages["docs/pin.md", "lib/future.py:1"]

@@ -30,10 +30,13 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
-import httpx
+if TYPE_CHECKING:
+    # httpx takes a tenth of a second to import: the methods that talk to GitHub import it, so
+    # that commands importing this module for its helpers (every `kb verify`) do not pay it.
+    import httpx
 
 from generator.files import atomic_write
 
@@ -730,6 +733,8 @@ class GitHubClient:
         transport: httpx.BaseTransport | None = None,
         token_variable: str | None = None,
     ) -> None:
+        import httpx
+
         api_url = api_url.rstrip("/")
         if urlsplit(api_url).scheme not in ("http", "https"):
             raise GitHubError(f"GitHub API URL must start with https:// (got {api_url!r})")
@@ -1004,6 +1009,8 @@ class GitHubClient:
             raise
 
     def _fetch(self, url: str, accept: str, what: str) -> _Response:
+        import httpx
+
         if not self._same_origin(url):  # the token goes only to the configured API
             raise GitHubError(f"{what}: refusing to fetch {url}, which is not under {self.api_url}")
         cached = self._cache_read(url, accept)
@@ -1128,6 +1135,8 @@ class GitHubClient:
         """One HTTP request, its body streamed and capped, on a worker thread so that the whole
         exchange (a server trickling headers or body a byte at a time included) ends within
         ``limit`` seconds; raises :class:`_DeadlinePassed` when it does not."""
+        import httpx
+
         s = self._settings
         if self.requests_sent >= s.max_requests:
             raise LimitReached(
@@ -1218,6 +1227,8 @@ class GitHubClient:
 
     def _redirect(self, answer: _Answer, current: str, what: str, followed: int) -> str:
         """Where a same-origin redirect leads; a redirect elsewhere, or too many, is an error."""
+        import httpx
+
         location = answer.headers.get("location")
         if not location:
             raise MalformedResponse(

@@ -280,9 +280,8 @@ class Prover:
         self.other_file_searches += 1
         store = self.stores.store(target.upstream)
         paths = _grep(store, target.commit, needle, target.path)
-        tree = store.tree(target.commit)
         for path in paths[:_MAX_CANDIDATE_FILES]:
-            entry = tree.get(path)
+            entry = store.entry(target.commit, path)
             if entry is None or entry.kind != "blob" or entry.is_symlink:
                 continue
             blob = store.blob(entry.sha)
@@ -397,13 +396,9 @@ class Prover:
             store = self.stores.store(upstream)
         except ConfigError:  # no clone: the resolver said so already
             return None
-        tree = store.tree(verdict.commit)
-        entry = tree.get(verdict.path)
-        if (
-            entry is None
-            and verdict.path
-            and verdict.path + "/" not in store.directories(verdict.commit)
-        ):  # gone (renamed, moved): where its quoted code went is worth knowing
+        entry = store.entry(verdict.commit, verdict.path)
+        gone = entry is None and not store.is_directory(verdict.commit, verdict.path)
+        if gone:  # renamed, moved: where its quoted code went is worth knowing
             return _Target(upstream, verdict.commit, verdict.path, "", BlobText(b""), True)
         if entry is None or entry.kind != "blob" or entry.is_symlink:
             return None

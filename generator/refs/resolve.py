@@ -20,7 +20,6 @@ import difflib
 import functools
 import posixpath
 import re
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -221,15 +220,12 @@ class Resolver:
             ),
             key=lambda item: -len(item[0]),
         )
-        self._basenames: dict[tuple[str, str], dict[str, list[str]]] = {}
-        self._suffix_hits: dict[tuple[str, str, str], list[str]] = {}
         self._missing_commits: set[tuple[str, str, str]] = set()
         self._at_missing_commit = False
         """Whether the verdict being reached met a commit the clone lacks (see `verdict`)."""
         self._verdicts: dict[tuple[Any, ...], dict[VerdictKey, ResolvedRef]] = {}
         self._search_order: dict[str | None, list[Upstream]] = {}
         self._direct_targets: dict[tuple[Any, ...], dict[str, _DirectTarget | None]] = {}
-        self._basenames: dict[tuple[int, str], dict[str, list[str]]] = {}
         self._pools: dict[tuple[int, str, str, str], list[str]] = {}
         self._narrowing = False
         """Whether the verdict being reached had several files to choose from."""
@@ -380,11 +376,16 @@ class Resolver:
         in ``context`` will read one by one: those of `_direct_target`, certain to be read."""
         wanted: dict[str, list[str]] = {}
         absent: dict[tuple[str, str], list[str]] = {}
-        for record in records:
-            if record[3] is not RefForm.PATH or record[5] is None or record[6] is None:
-                continue
-            if record[11]:  # cited as a directory
-                continue
+        ranged = [  # paths with a line range, not cited as directories
+            record
+            for record in records
+            if record[3] is RefForm.PATH
+            and record[5] is not None
+            and record[6] is not None
+            and not record[11]
+        ]
+        self._read_trees_ahead(ranged, context)
+        for record in ranged:
             direct = self._direct_target(record[4], context)
             if direct is not None:
                 wanted.setdefault(direct[0].name, []).append(direct[3])
@@ -396,6 +397,22 @@ class Resolver:
             self._stores[name].read_ahead(shas)
         for (name, commit), paths in absent.items():
             self._stores[name].read_renames_ahead(paths, commit)
+
+    def _read_trees_ahead(self, records: list[RefRecord], context: PageContext) -> None:
+        """Read the directories `_direct_target` will walk through for ``records``, a level
+        of depth at a time for them all."""
+        paths: dict[tuple[str, str], list[str]] = {}
+        for record in records:
+            claimed = self._claimed(record[4])
+            if claimed is None or claimed[1].name not in self._stores:
+                continue
+            normal, upstream = claimed
+            commit = self.commit_for(upstream, context)
+            paths.setdefault((upstream.name, commit), []).append(normal)
+        for (name, commit), found in paths.items():
+            store, upstream = self._stores[name], self.manifest.upstreams[name]
+            if commit == upstream.pin or store.resolve(commit) == commit:
+                store.read_trees_ahead(commit, found)
 
     def _claimed(self, path: str) -> tuple[str, Upstream] | None:
         """``path`` normalised, and the upstream whose prefix claims it (none for a path that
@@ -421,8 +438,7 @@ class Resolver:
         commit = self.commit_for(upstream, context)
         if commit != upstream.pin and store.resolve(commit) != commit:
             return None
-        tree = store.tree(commit)
-        if normal in tree or normal + "/" in store.directories(commit):
+        if store.entry(commit, normal) is not None or store.is_directory(commit, normal):
             return None
         return (upstream.name, commit), normal
 
@@ -449,7 +465,7 @@ class Resolver:
         commit = self.commit_for(upstream, context)
         target = None
         if commit == upstream.pin or store.resolve(commit) == commit:
-            entry = store.tree(commit).get(normal)
+            entry = store.entry(commit, normal)
             if entry is not None and entry.kind == "blob" and not entry.is_symlink:
                 target = _DirectTarget(upstream, commit, normal, entry.sha)
         targets[path] = target
@@ -623,14 +639,16 @@ class Resolver:
             upstream = self._route(suffix)
             if upstream is not None:
                 fallback = fallback or (upstream, suffix)
-                if suffix in self._tree(upstream, context):
+                if self._has_file(upstream, context, suffix):
                     found = (upstream, suffix)
                     break
         if found is None:
             for index in range(len(parts)):
                 suffix = "/".join(parts[index:])
                 owners = [
-                    u for u in self._searched_upstreams(context) if suffix in self._tree(u, context)
+                    u
+                    for u in self._searched_upstreams(context)
+                    if self._has_file(u, context, suffix)
                 ]
                 if len(owners) == 1:
                     found = (owners[0], suffix)
@@ -684,8 +702,8 @@ class Resolver:
             return True  # nothing says otherwise: it is reported as unchecked
         commit = self.commit_for(upstream, context)
         store = self.store(upstream)
-        top = path.split("/", 1)[0] + "/"
-        return top in store.directories(commit) or store.renamed_to(path, commit) is not None
+        top = path.split("/", 1)[0]
+        return store.is_directory(commit, top) or store.renamed_to(path, commit) is not None
 
     def _route(self, path: str) -> Upstream | None:
         for prefix, upstream in self._prefixes:
@@ -702,15 +720,21 @@ class Resolver:
             self._search_order[context.upstream] = upstreams
         return upstreams
 
-    def _tree(self, upstream: Upstream, context: PageContext) -> dict[str, Any]:
-        """The files at the page's commit of ``upstream``; none when the clone lacks it."""
+    def _at_commit(self, upstream: Upstream, context: PageContext) -> tuple[GitStore, str] | None:
+        """The clone of ``upstream`` and the page's commit of it; None when there is no clone
+        or it lacks the commit (`_attribute` reports that): nothing to search."""
         if not self.cloned(upstream):
-            return {}  # no clone: nothing to search
+            return None
         commit = self.commit_for(upstream, context)
         store = self.store(upstream)
         if commit != upstream.pin and store.resolve(commit) != commit:
-            return {}  # `_attribute` reports commit-missing
-        return store.tree(commit)
+            return None
+        return store, commit
+
+    def _has_file(self, upstream: Upstream, context: PageContext, path: str) -> bool:
+        """Whether ``path`` is a file (or link, or submodule) at the page's commit."""
+        found = self._at_commit(upstream, context)
+        return found is not None and found[0].entry(found[1], path) is not None
 
     def _commit_missing(self, upstream: Upstream, context: PageContext) -> bool:
         commit = self.commit_for(upstream, context)
@@ -725,7 +749,7 @@ class Resolver:
         upstreams = self._searched_upstreams(context)
         if context.upstream:
             own = self.manifest.upstreams[context.upstream]
-            if self._commit_missing(own, context) or path in self._tree(own, context):
+            if self._commit_missing(own, context) or self._has_file(own, context, path):
                 return [(own, path)]  # a missing pin is reported once, as commit-missing
         candidates = [(u, found) for u in upstreams for found in self._matches(u, context, path)]
         if context.upstream and len(candidates) > 1:
@@ -736,22 +760,15 @@ class Resolver:
         return candidates
 
     def _matches(self, upstream: Upstream, context: PageContext, path: str) -> list[str]:
-        commit = self.commit_for(upstream, context)
+        """The files at the page's commit whose path is ``path`` or ends with ``/path``."""
+        found = self._at_commit(upstream, context)
+        if found is None:
+            return []
+        store, commit = found
+        named = store.files_named(commit, path.rsplit("/", 1)[-1])
         if "/" not in path:
-            index = self._basenames.get((upstream.name, commit))
-            if index is None:
-                index = defaultdict(list)
-                for file in self._tree(upstream, context):
-                    index[file.rsplit("/", 1)[-1]].append(file)
-                self._basenames[(upstream.name, commit)] = index
-            return index.get(path, [])
-        key = (upstream.name, commit, path)
-        hits = self._suffix_hits.get(key)
-        if hits is None:
-            tail = "/" + path
-            hits = [f for f in self._tree(upstream, context) if f == path or f.endswith(tail)]
-            self._suffix_hits[key] = hits
-        return hits
+            return named
+        return [file for file in named if file == path or file.endswith("/" + path)]
 
     def _narrow(
         self, candidates: list[tuple[Upstream, str]], ref: CodeRef, context: PageContext
@@ -848,15 +865,16 @@ class Resolver:
     ) -> str | None:
         names: set[str] = set()
         for upstream in upstreams:
-            self._matches(upstream, context, name)  # builds the basename index
-            names.update(self._basenames[(upstream.name, self.commit_for(upstream, context))])
+            found = self._at_commit(upstream, context)
+            if found is not None:
+                names.update(found[0].file_names(found[1]))
         close = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.75)
         return f"'{close[0]}'" if close else None
 
     # -- checks at the commit -------------------------------------------------------------
 
     def _blob(self, upstream: Upstream, commit: str, path: str) -> BlobText | None:
-        entry = self.store(upstream).tree(commit).get(path)
+        entry = self.store(upstream).entry(commit, path)
         if entry is None or entry.kind != "blob" or entry.is_symlink:
             return None
         return self.store(upstream).blob(entry.sha)
@@ -867,11 +885,10 @@ class Resolver:
         commit = result.commit or upstream.pin
         path = result.path or ""
         store = self.store(upstream)
-        tree = store.tree(commit)
         at = f"{upstream.name}@{commit[:7]}"
-        entry = tree.get(path)
+        entry = store.entry(commit, path)
         if entry is None:
-            is_directory = path == "" or path + "/" in store.directories(commit)
+            is_directory = store.is_directory(commit, path)
             if is_directory and ref.start is None:
                 return
             if is_directory:
@@ -957,7 +974,7 @@ class Resolver:
             message += f"; git records it as renamed to '{renamed}'"
         else:
             basename = path.rsplit("/", 1)[-1]
-            same_name = self._by_basename(store, commit).get(basename, [])
+            same_name = store.files_named(commit, basename)
             if same_name:
                 suggestion = " or ".join(p + suffix for p in same_name[:3])
             else:
@@ -965,7 +982,7 @@ class Resolver:
                 if close:
                     suggestion = close + suffix
         head = store.resolve(upstream.branch)
-        if head and head != commit and path in store.tree(head):
+        if head and head != commit and store.entry(head, path) is not None:
             message += (
                 f" (it exists at {upstream.branch} {head[:7]}: is the page pinned to an "
                 "older commit than it was written against?)"
@@ -973,17 +990,6 @@ class Resolver:
         self._add(
             result, "file-missing", message, f"did you mean {suggestion}?" if suggestion else None
         )
-
-    def _by_basename(self, store: GitStore, commit: str) -> dict[str, list[str]]:
-        """The files of the commit by their name, indexed once per commit: a page citing
-        thousands of missing files would otherwise go through the whole tree for each."""
-        key = (id(store), commit)
-        index = self._basenames.get(key)
-        if index is None:
-            index = self._basenames[key] = {}
-            for candidate in store.tree(commit):
-                index.setdefault(candidate.rsplit("/", 1)[-1], []).append(candidate)
-        return index
 
     def _closest_path(self, store: GitStore, commit: str, path: str) -> str | None:
         """The file of the commit most like ``path``: among those with its extension and under

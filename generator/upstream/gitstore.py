@@ -2,10 +2,16 @@
 
 Blobs are read at a commit through git's object database, never from a working tree, so a dirty
 checkout cannot change a verdict and no path outside the repository can ever be opened: a path is
-only read if it is an entry of the commit's tree. One ``git ls-tree`` per commit lists the tree;
-commits and blobs come through one persistent ``git cat-file --batch`` process, so no process is
-spawned per reference, and each blob is read at most once per run. GitPython (slow to import) is
-loaded only for callers that ask for `GitStore.repo`.
+only read if it is an entry of the commit's tree. Commits, trees and blobs come through one
+persistent ``git cat-file --batch`` process, so no process is spawned per reference, and each
+object is read at most once per run.
+
+Trees are read one directory at a time and kept by their SHA: a tree is content-addressed, so a
+directory that three hundred commits share is read once for them all, and a path is found by
+walking down its own directories, with no listing of the whole commit. Only what needs every file
+(a bare file name, a suggestion) goes through the others, and then each directory it has not met
+yet costs one read. GitPython (slow to import) is loaded only for callers that ask for
+`GitStore.repo`.
 """
 
 from __future__ import annotations
@@ -43,12 +49,35 @@ class RepositoryUnavailable(Exception):
 class TreeEntry:
     mode: str
     kind: str
-    """``blob`` for files and symlinks, ``commit`` for submodules."""
+    """``blob`` for files and symlinks, ``commit`` for submodules (``tree`` for a directory,
+    which the store's listings of files never hold)."""
     sha: str
 
     @property
     def is_symlink(self) -> bool:
         return self.mode == "120000"
+
+
+_TREE_RECORD = re.compile(rb"(\d+) ([^\x00]*)\x00(.{20})", re.DOTALL)
+"""One entry of a tree object: its mode, name and binary SHA."""
+_KINDS = {"40000": "tree", "160000": "commit"}
+
+
+def _parse_tree(data: bytes, known: dict[tuple[bytes, bytes], TreeEntry]) -> dict[str, TreeEntry]:
+    """The entries of a tree object by name, in git's order (which is ``git ls-tree``'s).
+    ``known`` holds the entries met in other trees, by mode and SHA: a directory's new version
+    shares most of its entries with the old one, and they are made once."""
+    entries = {}
+    for mode, name, sha in _TREE_RECORD.findall(data):
+        entry = known.get((mode, sha))
+        if entry is None:
+            text = mode.decode()
+            kind = _KINDS.get(text, "blob")
+            entry = known[mode, sha] = TreeEntry(
+                "040000" if kind == "tree" else text, kind, sha.hex()
+            )
+        entries[name.decode("utf-8", "surrogateescape")] = entry
+    return entries
 
 
 @dataclass
@@ -92,16 +121,20 @@ class BlobText:
         """Start and end offsets (in the joined lines) of Python's triple-quoted strings."""
         text = "\n".join(self.lines)
         starts, ends = [], []
-        position = 0
+        # Where each kind of quote next opens, found with str.find (several times faster than
+        # a regular expression for either), and looked for again only once a string passes it.
+        following = {quote: text.find(quote) for quote in _TRIPLE_QUOTES}
         while True:
-            opening = _TRIPLE_QUOTE.search(text, position)
-            if opening is None:
+            start = min((at for at in following.values() if at != -1), default=-1)
+            if start == -1:
                 break
-            closing = text.find(opening.group(), opening.end())
+            closing = text.find(text[start : start + 3], start + 3)
             end = len(text) if closing == -1 else closing + 3
-            starts.append(opening.start())
+            starts.append(start)
             ends.append(end)
-            position = end
+            for quote, at in following.items():
+                if at != -1 and at < end:
+                    following[quote] = text.find(quote, end)
         return starts, ends
 
     def occurs_in_code(self, name: str, start: int, end: int) -> bool:
@@ -122,7 +155,7 @@ class BlobText:
         return False
 
 
-_TRIPLE_QUOTE = re.compile("\"\"\"|'''")
+_TRIPLE_QUOTES = ('"""', "'''")
 _IDENTIFIER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
@@ -277,6 +310,13 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
+_KEPT_NAMES = 500
+"""The most names of files below a directory kept to tell whether a search for a name need go
+into it. A directory with more is searched through instead: a commit changing one file has a new
+such directory (its parent's, up to the root), and building its set of names anew for each
+commit would cost more than looking through its subdirectories' sets."""
+
+
 class GitStore:
     """One clone: commits, trees and blobs, each looked up once and cached."""
 
@@ -286,6 +326,16 @@ class GitStore:
             raise RepositoryUnavailable(f"{path} is not a git repository")
         self._cat_file: _CatFile | None = None
         self._commits: dict[str, str | None] = {}
+        self._ref_names: frozenset[str] | None = None
+        self._roots: dict[str, str] = {}
+        """Each commit's root tree, by commit."""
+        self._entries: dict[tuple[bytes, bytes], TreeEntry] = {}
+        """Every entry of the trees read, by its mode and binary SHA (see `_parse_tree`)."""
+        self._tree_objects: dict[str, dict[str, TreeEntry]] = {}
+        """Each tree object read, by its SHA: shared by every commit that has it."""
+        self._names_below: dict[str, frozenset[str] | None] = {}
+        """The names of the files in each tree and its subtrees, by the tree's SHA (see
+        `_KEPT_NAMES`); a tree is here once every tree below it has been read."""
         self._trees: dict[str, dict[str, TreeEntry]] = {}
         self._directories: dict[str, frozenset[str]] = {}
         self._blobs: dict[str, BlobText] = {}
@@ -294,6 +344,8 @@ class GitStore:
         """Each commit's changes with renames found (`git diff -M`), by commit."""
         self.blob_reads = 0
         """How many blobs were read from the object database (each at most once)."""
+        self.tree_reads = 0
+        """How many tree objects were read (each at most once, whichever commits share it)."""
 
     @cached_property
     def repo(self) -> git.Repo:
@@ -324,12 +376,20 @@ class GitStore:
         if revision in self._commits:
             return self._commits[revision]
         sha: str | None = None
-        if _SAFE_REVISION.match(revision) and not revision.startswith("-"):
-            candidates = [revision]
-            if not _FULL_SHA.fullmatch(revision):
-                # The remote-tracking branch first: a clone's local branch is never updated.
-                candidates = [f"refs/remotes/origin/{revision}", revision, f"refs/tags/{revision}"]
-            for candidate in candidates:
+        if not _SAFE_REVISION.match(revision) or revision.startswith("-"):
+            pass
+        elif _FULL_SHA.fullmatch(revision):
+            # A pin is resolved before its tree is walked: both come in one exchange.
+            commit, root = self._objects().read_many(
+                [f"{revision}^{{commit}}", f"{revision}^{{tree}}"]
+            )
+            if commit is not None:
+                sha = commit[0]
+                if root is not None:
+                    self._keep_root(sha, root)
+        elif "/" not in revision or "@" in revision or self._may_name_a_ref(revision):
+            # The remote-tracking branch first: a clone's local branch is never updated.
+            for candidate in (f"refs/remotes/origin/{revision}", revision, f"refs/tags/{revision}"):
                 found = self._objects().read(f"{candidate}^{{commit}}")
                 if found is not None:
                     sha = found[0]
@@ -337,22 +397,164 @@ class GitStore:
         self._commits[revision] = sha
         return sha
 
-    def tree(self, commit: str) -> dict[str, TreeEntry]:
-        """Every file of the commit (recursively), by repository-relative path."""
-        entries = self._trees.get(commit)
-        if entries is None:
-            output = self.git("ls-tree", "-r", "-z", "--full-tree", commit)
-            if output is None:
-                raise RepositoryUnavailable(f"git ls-tree {commit} failed in {self.path}")
-            entries = {}
-            for record in output.split(b"\x00"):
-                if not record:
-                    continue
-                info, _, raw_path = record.partition(b"\t")
-                mode, kind, sha = info.decode().split(" ")
-                entries[raw_path.decode("utf-8", "surrogateescape")] = TreeEntry(mode, kind, sha)
-            self._trees[commit] = entries
+    def _may_name_a_ref(self, name: str) -> bool:
+        """Whether a ref could be what ``name`` (with a slash, so no SHA, and no ``@{...}``,
+        which git reads its own way) means: one is named ``name`` or ends with ``/name`` or
+        ``/name/HEAD``. A permalink's path is split by trying its longest prefixes as branch
+        names; this answers most tries without asking git."""
+        if self._ref_names is None:
+            output = self.git("for-each-ref", "--format=%(refname)")
+            refs = (output or b"").decode("utf-8", "surrogateescape").splitlines()
+            names = set()
+            for ref in refs:
+                parts = ref.removesuffix("/HEAD").split("/")
+                names.update("/".join(parts[first:]) for first in range(len(parts)))
+            self._ref_names = frozenset(names)
+        return name in self._ref_names
+
+    def _root(self, commit: str) -> str:
+        """The SHA of the commit's root tree, read (with the tree) once."""
+        sha = self._roots.get(commit)
+        if sha is None:
+            found = self._objects().read(f"{commit}^{{tree}}")
+            if found is None:
+                raise RepositoryUnavailable(f"commit {commit} is missing from {self.path}")
+            sha = self._keep_root(commit, found)
+        return sha
+
+    def _keep_root(self, commit: str, tree: tuple[str, str, bytes]) -> str:
+        """Keep the root tree of ``commit``, as `read` gave it; returns its SHA."""
+        sha = self._roots[commit] = tree[0]
+        if sha not in self._tree_objects:
+            self._keep_tree(sha, tree[2])
+        return sha
+
+    def _keep_tree(self, sha: str, data: bytes) -> dict[str, TreeEntry]:
+        self.tree_reads += 1
+        entries = self._tree_objects[sha] = _parse_tree(data, self._entries)
         return entries
+
+    def _read_trees(self, shas: Iterable[str]) -> None:
+        """Read the tree objects ``shas`` not read yet, in one exchange with git (one that git
+        lacks is left for `_tree_object` to report)."""
+        wanted = [sha for sha in dict.fromkeys(shas) if sha not in self._tree_objects]
+        for sha, found in zip(wanted, self._objects().read_many(wanted), strict=True):
+            if found is not None and found[1] == "tree":
+                self._keep_tree(sha, found[2])
+
+    def read_trees_ahead(self, commit: str, paths: Iterable[str]) -> None:
+        """Read the directories that `entry` walks through for each of ``paths`` at
+        ``commit``, one exchange with git per level of depth rather than one per directory."""
+        walks = {(self._root(commit), tuple(path.split("/")[:-1])) for path in paths}
+        while walks:
+            self._read_trees(sha for sha, _ in walks)
+            deeper = set()
+            for sha, parts in walks:
+                entry = self._tree_objects.get(sha, {}).get(parts[0]) if parts else None
+                if entry is not None and entry.kind == "tree":
+                    deeper.add((entry.sha, parts[1:]))
+            walks = deeper
+
+    def _tree_object(self, sha: str) -> dict[str, TreeEntry]:
+        entries = self._tree_objects.get(sha)
+        if entries is None:
+            found = self._objects().read(sha)
+            if found is None or found[1] != "tree":
+                raise RepositoryUnavailable(f"tree {sha} is missing from {self.path}")
+            entries = self._keep_tree(sha, found[2])
+        return entries
+
+    def _directory(self, commit: str, path: str) -> dict[str, TreeEntry] | None:
+        """The entries of the directory ``path`` ("" for the root) at ``commit``; None if the
+        commit has no such directory. Reads only the directories on the way down."""
+        entries = self._tree_object(self._root(commit))
+        for name in path.split("/") if path else ():
+            entry = entries.get(name)
+            if entry is None or entry.kind != "tree":
+                return None
+            entries = self._tree_object(entry.sha)
+        return entries
+
+    def entry(self, commit: str, path: str) -> TreeEntry | None:
+        """The file (or link, or submodule) ``path`` at ``commit``: `tree`'s entry, found by
+        reading only the directories above it; None for a directory or a path not there."""
+        directory, _, name = path.rpartition("/")
+        entries = self._directory(commit, directory)
+        entry = None if entries is None else entries.get(name)
+        return None if entry is None or entry.kind == "tree" else entry
+
+    def is_directory(self, commit: str, path: str) -> bool:
+        """Whether ``path`` (no trailing slash; "" is the root) is a directory at ``commit``."""
+        return self._directory(commit, path) is not None
+
+    def files_named(self, commit: str, name: str) -> list[str]:
+        """Every file of the commit whose last component is ``name``, in `tree`'s order. Only
+        the directories that may hold such a file are walked; what each holds is known by tree
+        SHA, so a directory unchanged since another commit was searched costs nothing."""
+        root = self._root(commit)
+        self._read_below(root)
+        found: list[str] = []
+        self._collect_named(root, "", name, found)
+        return found
+
+    def _collect_named(self, sha: str, prefix: str, name: str, found: list[str]) -> None:
+        for entry_name, entry in self._tree_object(sha).items():
+            if entry.kind != "tree":
+                if entry_name == name:
+                    found.append(prefix + entry_name)
+                continue
+            names = self._names_in(entry.sha)
+            if names is None or name in names:
+                self._collect_named(entry.sha, f"{prefix}{entry_name}/", name, found)
+
+    def _read_below(self, sha: str) -> None:
+        """Read every tree below ``sha`` not read yet, one exchange with git per level."""
+        level = [sha]
+        while level:
+            self._read_trees(level)
+            level = [
+                entry.sha
+                for tree in level
+                for entry in self._tree_object(tree).values()
+                if entry.kind == "tree" and entry.sha not in self._names_below
+            ]
+
+    def _names_in(self, sha: str) -> frozenset[str] | None:
+        """The names of the files in the tree ``sha`` and in its subtrees; None when there are
+        more than `_KEPT_NAMES`."""
+        if sha in self._names_below:
+            return self._names_below[sha]
+        entries = self._tree_object(sha)
+        names: set[str] | None = {name for name, entry in entries.items() if entry.kind != "tree"}
+        for entry in entries.values():
+            if entry.kind == "tree":
+                below = self._names_in(entry.sha)  # known for every subtree, kept or not
+                if names is not None and below is not None:
+                    names |= below
+                if names is not None and (below is None or len(names) > _KEPT_NAMES):
+                    names = None
+        kept = self._names_below[sha] = None if names is None else frozenset(names)
+        return kept
+
+    def file_names(self, commit: str) -> frozenset[str]:
+        """The last components of every file path of the commit."""
+        return frozenset(path.rsplit("/", 1)[-1] for path in self.tree(commit))
+
+    def tree(self, commit: str) -> dict[str, TreeEntry]:
+        """Every file of the commit (recursively), by repository-relative path, in the order of
+        ``git ls-tree -r``. Built from the directories' tree objects, each read once per run."""
+        files = self._trees.get(commit)
+        if files is None:
+            files = self._trees[commit] = {}
+            self._list(self._root(commit), "", files)
+        return files
+
+    def _list(self, sha: str, prefix: str, files: dict[str, TreeEntry]) -> None:
+        for name, entry in self._tree_object(sha).items():
+            if entry.kind == "tree":
+                self._list(entry.sha, f"{prefix}{name}/", files)
+            else:
+                files[prefix + name] = entry
 
     def directories(self, commit: str) -> frozenset[str]:
         """Every directory of the commit, each with a trailing slash."""

@@ -357,3 +357,21 @@ def test_a_page_of_over_10000_references_is_checked_up_to_the_limit_and_says_so(
                 "cites 10,005 code references; only the first 10,000 were checked",
             )
         ]
+
+
+def test_a_permalink_with_reflog_syntax_is_a_finding_and_later_reads_still_work(
+    hostile_kb: KB,
+) -> None:
+    """`main@{5}` with a shorter reflog made `git cat-file --batch` exit; every read after it,
+    of every page, failed with it."""
+    web = "https://github.com/acme/lib/blob"
+    hostile_kb.page(
+        "reflog.md",
+        f"# Reflog\n\n{web}/main@{{5}}/lib/core.py#L6-L7 and {web}/HEAD@{{99}}/lib/core.py#L6,\n"
+        f"{web}/main@{{-1}}/lib/core.py#L6 and {web}/main@{{upstream}}/lib/core.py#L6.\n",
+    )
+    result = hostile_kb.cli("verify", "docs", "--no-cache")
+    assert result.returncode == 0, result.stderr  # warnings only; it was exit 3, a crash
+    assert result.stdout.count("warning[unpinned-permalink]") == 4
+    # Every reference was checked, good.md's too, and none of the four is taken for missing.
+    assert "checked 2 pages, 5 code references and 0 links: 0 errors, 4 warnings" in result.stdout

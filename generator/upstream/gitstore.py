@@ -376,7 +376,9 @@ class GitStore:
         if revision in self._commits:
             return self._commits[revision]
         sha: str | None = None
-        if not _SAFE_REVISION.match(revision) or revision.startswith("-"):
+        if not _SAFE_REVISION.match(revision) or revision.startswith("-") or "@{" in revision:
+            # `main@{5}` (reflog, upstream, -1 syntax) makes `git cat-file --batch` exit when the
+            # reflog is shorter, taking every later read with it; a permalink never needs it.
             pass
         elif _FULL_SHA.fullmatch(revision):
             # A pin is resolved before its tree is walked: both come in one exchange.

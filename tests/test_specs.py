@@ -332,3 +332,18 @@ def test_governance_errors_on_a_page_without_a_spec_are_warnings_unless_strict(t
     strict = governance_report(root, "strict")
     assert strict.keys() == lenient.keys()
     assert set(strict.values()) == {"error"}
+
+
+def test_a_spec_with_no_pages_has_no_criterion_met(tmp_path):
+    root = kb(tmp_path)
+    spec(
+        root, "009-empty", "status: planned\ncreated: '2025-01-01'", "# Empty\n\n## Overview\n\nx\n"
+    )
+    (root / "upstreams.yaml").write_text("upstreams: {}\n", "utf-8")
+    result = board(root, "--format", "json")
+    card = next(c for c in json.loads(result.stdout)["specs"] if c["id"] == "009-empty")
+    assert [c["met"] for c in card["criteria"]] == [None] * 5
+    assert {c["detail"] for c in card["criteria"]} == {"not measured: no page names this spec yet"}
+    markdown = board(root, "--format", "markdown").stdout
+    empty = markdown.split("009-empty", 1)[1]
+    assert "Acceptance criteria: not measured yet (no pages)" in empty

@@ -239,10 +239,32 @@ def build_board(
     return Board(cards, unassigned)
 
 
+_CRITERIA = (
+    ("refs-valid", "all code references valid at their pin"),
+    ("links-valid", "no broken link or anchor"),
+    ("pages-in-paths", "every page in a learning path"),
+    ("diagrams-present", "every required diagram present"),
+    ("pins-fresh", "no page older than its upstream pin by more than {limit} commits"),
+)
+"""Each computed criterion's id and title, in the board's order."""
+
+
 def _criteria(
     pages: list[PageHealth], limit: int, ignored: frozenset[str] = frozenset()
 ) -> list[Criterion]:
     live = [p for p in pages if p.status != "archived"]
+    if not live:  # nothing to measure is not a criterion met
+        return [
+            Criterion(
+                name,
+                title.format(limit=limit),
+                None,
+                None,
+                None,
+                "not measured: no page names this spec yet",
+            )
+            for name, title in _CRITERIA
+        ]
     refs = sum(p.refs for p in live)
     bad_refs = sum(p.ref_errors for p in live)
     links = sum(p.broken_links for p in live)
@@ -497,11 +519,13 @@ def format_board_markdown(board: Board, link_prefix: str = "", intro: str = "") 
         met = sum(1 for c in card.criteria if c.met)
         out += [f"## {spec.title}", "", " · ".join(facts), ""]
         skipped = sum(1 for c in card.criteria if c.ignored)
-        out += [
-            f"### Acceptance criteria: {met} of {len(card.criteria)} met"
-            + (f", {skipped} not measured (checks ignored)" if skipped else ""),
-            "",
-        ]
+        if all(c.met is None for c in card.criteria) and not skipped:
+            heading = "### Acceptance criteria: not measured yet (no pages)"
+        else:
+            heading = f"### Acceptance criteria: {met} of {len(card.criteria)} met" + (
+                f", {skipped} not measured (checks ignored)" if skipped else ""
+            )
+        out += [heading, ""]
         out += ["| Criterion | Result | Count | Detail |", "|---|---|---|---|"]
         for criterion in card.criteria:
             out.append(

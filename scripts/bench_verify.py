@@ -70,6 +70,30 @@ def make_source(index: int, rng: random.Random) -> tuple[str, list[tuple[str, in
     return "\n".join(lines) + "\n", functions
 
 
+def citation(style: int, name: str, path: str, start: int, end: int, pin: str) -> str:
+    """A reference to ``path:start-end`` in one of five forms pages write (the style by turn):
+    a Chinese list item, an English code span, a fence's comment, a table row with the bare
+    name, a permalink."""
+    if style == 0:
+        return f"- `{name}()` 实现（{path}:{start}-{end}）\n"
+    if style == 1:
+        return f"The loop lives at `{path}:{start + 1}-{end}`, see below.\n"
+    if style == 2:
+        return f"```python\n# {path}:{start}-{end}\ndef {name}(value):\n    ...\n```\n"
+    if style == 3:
+        bare = path.rsplit("/", 1)[-1]
+        return f"| `{name}()` | `{bare}:{start}` | purpose |\n"
+    return f"[{name}](https://github.com/bench/big/blob/{pin}/{path}#L{start}-L{end})\n"
+
+
+def quotation(source: str, style: int, start: int, end: int) -> str:
+    """The cited lines of ``source`` quoted in a block after the reference (style 1 cites from
+    the line after ``start``)."""
+    first = start + 1 if style == 1 else start
+    quoted = source.split("\n")[first - 1 : end]
+    return "\n```python\n" + "\n".join(quoted) + "\n```\n\n"
+
+
 def build_corpus(
     root: Path, pages: int, refs_per_page: int, files: int, seed: int = 7, quotes: bool = False
 ) -> dict:
@@ -106,23 +130,9 @@ def build_corpus(
             if rng.random() < 0.02:
                 start, end = length + 5, length + 9  # a broken range
                 broken += 1
-            if style == 0:
-                out.append(f"- `{name}()` 实现（{path}:{start}-{end}）\n")
-            elif style == 1:
-                out.append(f"The loop lives at `{path}:{start + 1}-{end}`, see below.\n")
-            elif style == 2:
-                out.append(f"```python\n# {path}:{start}-{end}\ndef {name}(value):\n    ...\n```\n")
-            elif style == 3:
-                bare = path.rsplit("/", 1)[-1]
-                out.append(f"| `{name}()` | `{bare}:{start}` | purpose |\n")
-            else:
-                out.append(
-                    f"[{name}](https://github.com/bench/big/blob/{pin}/{path}#L{start}-L{end})\n"
-                )
+            out.append(citation(style, name, path, start, end, pin))
             if quotes and ref_number % 3 == 0 and style != 2 and end <= length:
-                first = start + 1 if style == 1 else start
-                cited = sources[path].split("\n")[first - 1 : end]
-                out.append("\n```python\n" + "\n".join(cited) + "\n```\n\n")
+                out.append(quotation(sources[path], style, start, end))
             total += 1
         out.append(
             f"\n[next](page_{(page_number + 1) % pages}.md#page-{(page_number + 1) % pages})\n"
@@ -302,23 +312,9 @@ def build_pinned_corpus(root: Path, pages: int, files: int, seed: int = 7) -> di
             if rng.random() < 0.02:
                 start, end = length + 5, length + 9  # a broken range
                 broken += 1
-            if style == 0:
-                out.append(f"- `{name}()` 实现（{path}:{start}-{end}）\n")
-            elif style == 1:
-                out.append(f"The loop lives at `{path}:{start + 1}-{end}`, see below.\n")
-            elif style == 2:
-                out.append(f"```python\n# {path}:{start}-{end}\ndef {name}(value):\n    ...\n```\n")
-            elif style == 3:
-                bare = path.rsplit("/", 1)[-1]
-                out.append(f"| `{name}()` | `{bare}:{start}` | purpose |\n")
-            else:
-                out.append(
-                    f"[{name}](https://github.com/bench/big/blob/{pin}/{path}#L{start}-L{end})\n"
-                )
+            out.append(citation(style, name, path, start, end, pin))
             if ref_number % 3 == 0 and style != 2 and end <= length:
-                first = start + 1 if style == 1 else start
-                quoted = text.split("\n")[first - 1 : end]
-                out.append("\n```python\n" + "\n".join(quoted) + "\n```\n\n")
+                out.append(quotation(text, style, start, end))
             cited.append((pin, path, start, end))
         page = docs / f"pr{page_number % 10}" / f"pr_{page_number}.md"
         page.parent.mkdir(parents=True, exist_ok=True)

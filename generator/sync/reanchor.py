@@ -214,7 +214,7 @@ class Reanchorer:
     # -- reading -------------------------------------------------------------------------
 
     def _blob(self, commit: str, path: str) -> BlobText | None:
-        entry = self.store.tree(commit).get(path)
+        entry = self.store.entry(commit, path)
         if entry is None or entry.kind != "blob" or entry.is_symlink:
             return None
         return self.store.blob(entry.sha)

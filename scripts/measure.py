@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,27 +28,53 @@ class Measured:
     """User and system time of the process and of the processes it waited for."""
 
 
+# Linux keeps a process's peak memory across exec, and a child starts with its parent's memory
+# counted (the mapping it was forked from): a benchmark that holds a big model would report its own
+# size as the generator's peak. So the generator is started by a small launcher, which times it,
+# waits for it and passes its figures back on a pipe.
+_LAUNCHER = """
+import os, sys, time
+report = int(sys.argv[1])
+os.set_inheritable(report, False)
+started = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, "-m", "generator", *sys.argv[2:]])
+_, status, usage = os.wait4(pid, 0)
+seconds = time.perf_counter() - started
+os.write(report, f"{seconds} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}".encode())
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_generator(args: list[str], cwd: Path) -> Measured:
     """``python -m generator ARGS`` in ``cwd``, measured."""
-    started = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "generator", *args],
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    read_end, write_end = os.pipe()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-c", _LAUNCHER, str(write_end), *args],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            pass_fds=(write_end,),
+        )
+    finally:
+        os.close(write_end)
     assert process.stdout is not None and process.stderr is not None
     # Read both pipes fully before waiting, so a chatty child cannot block on a full pipe.
     stdout, stderr = process.stdout.read(), process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
+    process.wait()
+    with os.fdopen(read_end, "rb") as report:
+        figures = report.read().decode().split()
+    if len(figures) != 3:
+        raise RuntimeError(f"the generator could not be started: {stderr.decode()}")
+    seconds, max_rss_kib, cpu_seconds = figures
     return Measured(
         process.returncode,
         stdout.decode(),
         stderr.decode(),
-        seconds,
-        usage.ru_maxrss / 1024,
-        usage.ru_utime + usage.ru_stime,
+        float(seconds),
+        int(max_rss_kib) / 1024,
+        float(cpu_seconds),
     )

@@ -35,6 +35,8 @@ _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_][
 MAX_CANDIDATES = 5
 """Candidates listed per reference: beyond a few, a list is no help to a person."""
 _MIN_DISTINCT_CHARS = 12
+_WORD = re.compile(r"[^\W\d]\w*")
+"""A name as a definition header holds it, and every such run of word characters in a text."""
 """A block shorter than this (non-whitespace characters) is too common to count as a duplicate."""
 
 
@@ -206,12 +208,13 @@ class Reanchorer:
                 self._added_at[text].append(index)
         self._indexes: dict[tuple[str, str], _BlockIndex | None] = {}
         self._direct: tuple[dict[str, FileChange], list[str]] | None = None
+        self._changed_words: dict[str, list[tuple[str, BlobText]]] | None = None
         self._verdicts: dict[tuple[str, int | None, int | None, str | None], Drift] = {}
 
     # -- reading -------------------------------------------------------------------------
 
     def _blob(self, commit: str, path: str) -> BlobText | None:
-        entry = self.store.tree(commit).get(path)
+        entry = self.store.entry(commit, path)
         if entry is None or entry.kind != "blob" or entry.is_symlink:
             return None
         return self.store.blob(entry.sha)
@@ -229,6 +232,35 @@ class Reanchorer:
         if self._direct is None:
             self._direct = diff_trees(self.store, self.old, self.new)
         return self._direct
+
+    def _changed_text_files(self) -> list[tuple[str, BlobText]]:
+        """The text files changed or added between the old and the new commit, as they are at
+        the new one, in path order."""
+        changes, added = self._direct_diff()
+        touched = sorted({c.new_path for c in changes.values() if c.new_path} | set(added))
+        blobs = ((path, self._blob(self.new, path)) for path in touched)
+        return [(path, blob) for path, blob in blobs if blob is not None and not blob.is_binary]
+
+    def _files_mentioning(self, name: str) -> list[tuple[str, BlobText]]:
+        """The changed text files (see `_changed_text_files`) whose text holds ``name``.
+
+        A long jump changes thousands of files and many references look for a definition in
+        them: a name made of word characters is looked up in an index of the words of those
+        files, built once, rather than searched for in every file for every reference. A
+        definition header holds such a name as a whole word, so the index misses no file in
+        which one is defined; other names are searched for in the text as before."""
+        if not _WORD.fullmatch(name):
+            return [
+                (path, blob)
+                for path, blob in self._changed_text_files()
+                if name in blob.data.decode("utf-8", "replace")
+            ]
+        if self._changed_words is None:
+            self._changed_words = defaultdict(list)
+            for path, blob in self._changed_text_files():
+                for word in set(_WORD.findall(blob.data.decode("utf-8", "replace"))):
+                    self._changed_words[word].append((path, blob))
+        return self._changed_words.get(name, [])
 
     # -- classification ------------------------------------------------------------------
 
@@ -598,16 +630,11 @@ class Reanchorer:
         in files of the cited file's language only (a ``.patch`` or ``.md`` holding ``def
         name`` is no definition), most plausible first: the same qualified name (``Class.name``),
         then the most similar text."""
-        changes, added = self._direct_diff()
-        touched = sorted({c.new_path for c in changes.values() if c.new_path} | set(added))
         scored = []
-        for path in touched:
+        for path, blob in self._files_mentioning(name):
             if not _same_language(path, cited_path):
                 continue
-            blob = self._blob(self.new, path)
-            if blob is None or blob.is_binary or name not in blob.data.decode("utf-8", "replace"):
-                continue
-            for first, last in definitions(tuple(blob.lines), name):
+            for first, last in definitions(blob.line_tuple, name):
                 qualified = _qualified_name(blob.lines, _header_line(blob.lines, first))
                 similarity = SequenceMatcher(
                     None, "\n".join(old_lines), "\n".join(blob.lines[first - 1 : last])

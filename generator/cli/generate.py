@@ -236,10 +236,11 @@ def _placed(build: Callable[..., Any], placement: Any, kind: str) -> Callable[..
     """``build`` (a page drafter, called with the client and the manifest first), with the page
     placed in its spec and learning paths: those given, else those ``ingest`` would choose."""
     from generator.generate.pr import place_page
+    from generator.generate.source import complete_placement
 
     def build_placed(client: Any, manifest: Any, *args: Any, **options: Any) -> Any:
         page = build(client, manifest, *args, **options)
-        place_page(page, placement.completed(manifest, kind))
+        place_page(page, complete_placement(placement, manifest, kind))
         return page
 
     return build_placed
@@ -247,10 +248,15 @@ def _placed(build: Callable[..., Any], placement: Any, kind: str) -> Callable[..
 
 def _pack_placed(build_pack: Callable[..., Any], placement: Any, kind: str) -> Callable[..., Any]:
     """``build_pack``, with the draft in the pack placed as `_placed` places a page."""
+    from generator.generate.source import complete_placement
 
     def build_placed(client: Any, manifest: Any, *args: Any, **options: Any) -> Any:
         return build_pack(
-            client, manifest, *args, placement=placement.completed(manifest, kind), **options
+            client,
+            manifest,
+            *args,
+            placement=complete_placement(placement, manifest, kind),
+            **options,
         )
 
     return build_placed

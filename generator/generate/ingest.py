@@ -50,7 +50,7 @@ from generator.generate.source import Placement
 from generator.kb.diagrams import diagram_findings
 from generator.kb.pages import Page, load_page, parse_page, render_page
 from generator.kb.paths import first_heading, load_pages
-from generator.kb.placement import Requested, place
+from generator.kb.placement import place
 from generator.kb.scaffold import kebab
 from generator.kb.sections import (
     ANALYSIS_KINDS,
@@ -546,10 +546,12 @@ class Ingester:
         """Spec, paths, level, order and a review's prerequisite, unless the page says
         (`generator.kb.placement`, as the drafting commands place their pages)."""
         placement = self.options.placement
-        requested = Requested(placement.spec, placement.paths, placement.level, self.options.order)
         specs = load_specs(load_config(self.manifest.root))
         pages = list(self._knowledge_base().values())
-        for placed in place(meta, kind, rel, specs=specs, pages=pages, requested=requested):
+        order = self.options.order
+        for placed in place(
+            meta, kind, rel, specs=specs, pages=pages, requested=placement, order=order
+        ):
             put(placed.key, placed.value, placed.why)
 
     def _why_not_pinnable(self, resolved: ResolvedRef) -> str | None:

@@ -9,7 +9,6 @@ clone's object database, like the verifier does, so the page verifies clean as g
 
 from __future__ import annotations
 
-import argparse
 import ast
 import datetime
 import json
@@ -19,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.files import atomic_write
-from generator.kb.paths import LEVELS, load_pages
+from generator.kb.paths import load_pages
+from generator.kb.placement import Placement, place
 from generator.refs.resolve import Resolver
 from generator.upstream.gitstore import GitStore
 from generator.upstream.manifest import ConfigError, Manifest
@@ -228,50 +228,22 @@ def class_diagram(outline: Outline) -> str:
     return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class Placement:
-    """Where the page goes in the knowledge base: its spec, learning paths and level."""
+def complete_placement(placement: Placement, manifest: Manifest, kind: str) -> Placement:
+    """``placement`` with what it leaves open decided as ``ingest`` decides it for a page of
+    ``kind`` (`generator.kb.placement`): the knowledge base's only spec, the level of the kind,
+    the learning path nearest that level. A drafted page so joins its spec and a path, and the
+    next build passes without ``--spec`` and ``--path``."""
+    from generator.kb.specs import load_config, load_specs
+    from generator.verification.pipeline import docs_root_for
 
-    spec: str | None = None
-    paths: tuple[str, ...] = ()
-    level: str | None = None
-
-    @staticmethod
-    def add_arguments(parser: argparse.ArgumentParser, path_help: str = "") -> None:
-        """Add ``--spec``, ``--path`` (repeatable) and ``--level`` to a page-writing command."""
-        parser.add_argument("--spec", metavar="NNN-NAME", help="the spec that governs the page")
-        parser.add_argument(
-            "--path",
-            action="append",
-            default=[],
-            metavar="NAME",
-            dest="paths",
-            help=f"a learning path the page belongs to (repeatable{path_help})",
-        )
-        parser.add_argument("--level", choices=LEVELS, help="the page's reading level")
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> Placement:
-        return cls(args.spec, tuple(args.paths), args.level)
-
-    def completed(self, manifest: Manifest, kind: str) -> Placement:
-        """This placement with what it leaves open decided as ``ingest`` decides it for a page
-        of ``kind`` (`generator.kb.placement`): the knowledge base's only spec, the level of
-        the kind, the learning path nearest that level. A drafted page so joins its spec and a
-        path, and the next build passes without ``--spec`` and ``--path``."""
-        from generator.kb.placement import Requested, place
-        from generator.kb.specs import load_config, load_specs
-        from generator.verification.pipeline import docs_root_for
-
-        docs_root = docs_root_for(manifest, [manifest.root / "docs"])
-        pages = load_pages(docs_root) if docs_root.is_dir() else []
-        specs = load_specs(load_config(manifest.root))
-        requested = Requested(self.spec, self.paths, self.level)
-        decided = {
-            placed.key: placed.value
-            for placed in place({}, kind, "", specs=specs, pages=pages, requested=requested)
-        }
-        return Placement(decided.get("spec"), tuple(decided.get("paths", ())), decided.get("level"))
+    docs_root = docs_root_for(manifest, [manifest.root / "docs"])
+    pages = load_pages(docs_root) if docs_root.is_dir() else []
+    specs = load_specs(load_config(manifest.root))
+    decided = {
+        placed.key: placed.value
+        for placed in place({}, kind, "", specs=specs, pages=pages, requested=placement)
+    }
+    return Placement(decided.get("spec"), tuple(decided.get("paths", ())), decided.get("level"))
 
 
 def render_source_page(

@@ -9,6 +9,7 @@ command's options say (``--spec``, ``--path``, ``--level``, ``--order``) wins ov
 
 from __future__ import annotations
 
+import argparse
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -38,13 +39,31 @@ class Placed:
 
 
 @dataclass(frozen=True)
-class Requested:
-    """What the command's options ask for (None or empty: decide)."""
+class Placement:
+    """Where a page goes in the knowledge base, as a command's options ask: its spec, learning
+    paths and level (None or empty: decide)."""
 
     spec: str | None = None
     paths: tuple[str, ...] = ()
     level: str | None = None
-    order: int | None = None
+
+    @staticmethod
+    def add_arguments(parser: argparse.ArgumentParser, path_help: str = "") -> None:
+        """Add ``--spec``, ``--path`` (repeatable) and ``--level`` to a page-writing command."""
+        parser.add_argument("--spec", metavar="NNN-NAME", help="the spec that governs the page")
+        parser.add_argument(
+            "--path",
+            action="append",
+            default=[],
+            metavar="NAME",
+            dest="paths",
+            help=f"a learning path the page belongs to (repeatable{path_help})",
+        )
+        parser.add_argument("--level", choices=LEVELS, help="the page's reading level")
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Placement:
+        return cls(args.spec, tuple(args.paths), args.level)
 
 
 def place(
@@ -54,7 +73,8 @@ def place(
     *,
     specs: Sequence[Spec],
     pages: Sequence[Page],
-    requested: Requested = Requested(),
+    requested: Placement = Placement(),
+    order: int | None = None,
 ) -> list[Placed]:
     """The keys to give the page at ``rel`` (of ``kind``, with frontmatter ``meta``) so that it
     has a spec, a level and, for an analysis, a learning path and an order; ``pages`` is the
@@ -87,8 +107,8 @@ def place(
         paths = [chosen] if chosen else []
     if paths:
         placed.append(Placed("paths", paths, why))
-    if requested.order is not None:
-        placed.append(Placed("order", requested.order, "from --order"))
+    if order is not None:
+        placed.append(Placed("order", order, "from --order"))
     elif "order" not in meta and paths:
         orders = [
             page.order

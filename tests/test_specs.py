@@ -333,6 +333,17 @@ def test_governance_errors_on_a_page_without_a_spec_are_warnings_unless_strict(t
     assert strict.keys() == lenient.keys()
     assert set(strict.values()) == {"error"}
 
+    # `specs validate` says what verify says, in either mode.
+    for mode, expected in (("strict", strict), ("lenient", lenient)):
+        (root / "upstreams.yaml").write_text(f"governance: {mode}\nupstreams: {{}}\n", "utf-8")
+        validated = cli(root, "specs", "validate", "--format", "json")
+        found = {
+            (f["check"], f["page"].rsplit("/", 1)[-1]): f["severity"]
+            for f in json.loads(validated.stdout)["findings"]
+            if f["check"] in PAGE_GOVERNANCE_CHECKS
+        }
+        assert found == expected, mode
+
 
 def test_a_spec_with_no_pages_has_no_criterion_met(tmp_path):
     root = kb(tmp_path)

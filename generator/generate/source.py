@@ -9,29 +9,22 @@ clone's object database, like the verifier does, so the page verifies clean as g
 
 from __future__ import annotations
 
-import ast
 import datetime
 import json
 import logging
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.files import atomic_write
 from generator.kb.paths import load_pages
 from generator.kb.placement import Placement, place
+from generator.refs.outline import Outline, outline_plain, outline_python
 from generator.refs.resolve import Resolver
 from generator.upstream.gitstore import GitStore
 from generator.upstream.manifest import ConfigError, Manifest
 
 log = logging.getLogger(__name__)
 
-# Definition lines of common languages, for files `ast` cannot read.
-_PLAIN_DEFINITION = re.compile(
-    r"^\s*(?:(?:pub(?:\([^)]*\))?|export|public|private|protected|static|async|inline|virtual)\s+)*"
-    r"(?P<kind>def|class|struct|enum|trait|impl|interface|fn|func|function|type)\s+"
-    r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
-)
 _HEADINGS = {
     "en": {
         "title": "Source analysis",
@@ -71,128 +64,6 @@ _HEADINGS = {
         "syntax": "无法按 Python 解析本文件（{error}），以下为普通大纲。",
     },
 }
-
-
-@dataclass(frozen=True)
-class Symbol:
-    """A class or function of the file, with the lines it spans (decorators included)."""
-
-    name: str
-    qualname: str
-    kind: str
-    """``class``, ``function``, ``method`` or the keyword of a plain outline (``fn``, ...)."""
-    start: int
-    end: int
-    depth: int = 0
-    bases: tuple[str, ...] = ()
-    parts: tuple[str, ...] = ()
-    """Classes this class composes: ``self.x = Part(...)`` in its methods."""
-
-
-@dataclass
-class Outline:
-    symbols: list[Symbol] = field(default_factory=list)
-    parse_error: str | None = None
-
-    @property
-    def classes(self) -> list[Symbol]:
-        return [symbol for symbol in self.symbols if symbol.kind == "class"]
-
-
-def outline_python(text: str) -> Outline:
-    """Classes, functions and methods of a Python module, in source order."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError as error:
-        outline = outline_plain(text.splitlines())
-        outline.parse_error = f"line {error.lineno}: {error.msg}"
-        return outline
-    outline = Outline()
-
-    def visit(node: ast.AST, prefix: str, depth: int, in_class: bool) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.ClassDef):
-                start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
-                outline.symbols.append(
-                    Symbol(
-                        child.name,
-                        prefix + child.name,
-                        "class",
-                        start,
-                        child.end_lineno or start,
-                        depth,
-                        tuple(_dotted(base) for base in child.bases if _dotted(base)),
-                        tuple(sorted(_composed(child))),
-                    )
-                )
-                visit(child, prefix + child.name + ".", depth + 1, True)
-            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
-                kind = "method" if in_class else "function"
-                outline.symbols.append(
-                    Symbol(
-                        child.name,
-                        prefix + child.name,
-                        kind,
-                        start,
-                        child.end_lineno or start,
-                        depth,
-                    )
-                )
-                visit(child, prefix + child.name + ".", depth + 1, False)
-
-    visit(tree, "", 0, False)
-    return outline
-
-
-def _dotted(node: ast.expr) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else node.attr
-    if isinstance(node, ast.Subscript):
-        return _dotted(node.value)
-    return ""
-
-
-def _composed(cls: ast.ClassDef) -> set[str]:
-    """Class names instantiated into ``self.<attr>`` in the class's methods."""
-    parts = set()
-    for node in ast.walk(cls):
-        if not isinstance(node, ast.Assign | ast.AnnAssign):
-            continue
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        value = node.value
-        if not isinstance(value, ast.Call):
-            continue
-        parts_of_name = _dotted(value.func).split(".")
-        name = parts_of_name[-1]
-        if not name[:1].isupper() and len(parts_of_name) > 1 and parts_of_name[-2][:1].isupper():
-            name = parts_of_name[-2]  # an alternate constructor: Mesh.from_world(...)
-        if not name[:1].isupper():
-            continue  # a function call, not a class being instantiated
-        if any(isinstance(t, ast.Attribute) and _dotted(t.value) == "self" for t in targets):
-            parts.add(name)
-    return parts
-
-
-def outline_plain(lines: list[str]) -> Outline:
-    """Definition lines of any language: each symbol spans to the line before the next one."""
-    found = [
-        (number, match)
-        for number, line in enumerate(lines, 1)
-        if (match := _PLAIN_DEFINITION.match(line))
-    ]
-    outline = Outline()
-    for index, (number, match) in enumerate(found):
-        end = found[index + 1][0] - 1 if index + 1 < len(found) else len(lines)
-        while end > number and not lines[end - 1].strip():
-            end -= 1
-        kind = "class" if match.group("kind") in ("class", "struct") else match.group("kind")
-        name = match.group("name")
-        outline.symbols.append(Symbol(name, name, kind, number, end))
-    return outline
 
 
 def _node_id(name: str) -> str:

@@ -62,9 +62,17 @@ class CodeLink:
     end: int
     url: str
     title: str
+    card: str | None = None
+    """The id of the ``<template>`` holding the code card the link shows (`cards`): the card
+    says what the title would, so a link with a card has none (it would pop up over it)."""
+    anchor: str | None = None
+    """An id for the link, for what points at it (a held reference, from the trust line)."""
 
     def opening(self) -> str:
-        return f'<a href="{escape(self.url)}" title="{escape(self.title)}">'
+        anchor = f' id="{escape(self.anchor)}"' if self.anchor else ""
+        if self.card:
+            return f'<a href="{escape(self.url)}"{anchor} data-kb-card="{escape(self.card)}">'
+        return f'<a href="{escape(self.url)}"{anchor} title="{escape(self.title)}">'
 
     closing = "</a>"
 
@@ -144,8 +152,17 @@ def plan_links(
 ) -> list[CodeLink]:
     """The links to make in ``layout.text`` (the whole page, as the references were found in
     it) for the page's resolved references."""
+    return [link for link, _ in plan_linked_refs(layout, resolved_refs, upstreams)]
+
+
+def plan_linked_refs(
+    layout: MarkdownLayout,
+    resolved_refs: Iterable[ResolvedRef],
+    upstreams: dict[str, Upstream],
+) -> list[tuple[CodeLink, ResolvedRef]]:
+    """`plan_links`, each link with the reference it links (for what is shown with it)."""
     taken = taken_spans(layout)
-    candidates: list[CodeLink] = []
+    candidates: list[tuple[CodeLink, ResolvedRef]] = []
     for resolved in resolved_refs:
         ref = resolved.ref
         if ref.in_code_block or resolved.status == "error":
@@ -164,7 +181,7 @@ def plan_links(
         if url is None:
             continue
         title = f"{upstream.name}@{resolved.commit[:7]}"
-        candidates.append(CodeLink(start, end, url, title))
+        candidates.append((CodeLink(start, end, url, title), resolved))
     return _without_shared_spans(candidates)
 
 
@@ -337,13 +354,13 @@ def _overlaps(spans: list[tuple[int, int]], start: int, end: int) -> bool:
     return False
 
 
-def _without_shared_spans(links: list[CodeLink]) -> list[CodeLink]:
+def _without_shared_spans(
+    links: list[tuple[CodeLink, ResolvedRef]],
+) -> list[tuple[CodeLink, ResolvedRef]]:
     """Drop links whose spans overlap: a code span with two references is left as written."""
-    links.sort(key=lambda link: (link.start, link.end))
-    kept: list[CodeLink] = []
+    links.sort(key=lambda pair: (pair[0].start, pair[0].end))
     clash: set[int] = set()
-    for index, link in enumerate(links):
-        if index and link.start < links[index - 1].end:
+    for index, (link, _) in enumerate(links):
+        if index and link.start < links[index - 1][0].end:
             clash.update({index - 1, index})
-    kept = [link for index, link in enumerate(links) if index not in clash]
-    return kept
+    return [pair for index, pair in enumerate(links) if index not in clash]

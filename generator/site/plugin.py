@@ -40,6 +40,7 @@ import contextlib
 import dataclasses
 import gc
 import hashlib
+import importlib.resources
 import json
 import logging
 import os
@@ -69,13 +70,14 @@ from generator.refs.extract import scan
 from generator.refs.slugs import github_slug
 from generator.site import live, navigation
 from generator.site.background import Background, BackgroundFailed
+from generator.site.cards import CardLimits, CardMaker
 from generator.site.codelinks import (
     PLACEHOLDERS,
     CodeLink,
     LinkSpan,
     mark_links,
     pattern_problem,
-    plan_links,
+    plan_linked_refs,
     relocate_spans,
     strip_marks,
     wrap_links,
@@ -84,6 +86,7 @@ from generator.site.markdown_config import MarkdownConfigError, configure_markdo
 from generator.site.mermaid import PINNED as PINNED_MERMAID
 from generator.site.mermaid import MermaidUnavailable, pinned_mermaid, uses_mermaid
 from generator.site.pagechecks import frontmatter_missing, mermaid_findings
+from generator.site.trust import anchor_held, page_trust, trust_html
 from generator.upstream.manifest import ConfigError, Manifest, load_manifest
 from generator.verification.cache import VerifyCache
 from generator.verification.pipeline import PageFile, Report, Verifier
@@ -116,6 +119,22 @@ class KnowledgeBaseConfig(Config):
     github_markdown = options.Type(bool, default=True)
     """Add the Markdown extensions that render pages written for GitHub as GitHub does, where
     mkdocs.yml lacks them (`generator.site.markdown_config`)."""
+    code_cards = options.Type(bool, default=True)
+    """Show the cited code in a card on hover, focus or a click of a code link (`cards`)."""
+    card_lines = options.Type(int, default=CardLimits.lines)
+    """Most lines of code (or outline entries) a card embeds."""
+    card_page_bytes = options.Type(int, default=CardLimits.page_bytes)
+    """Most bytes of cards a page embeds; the references past it keep their plain link."""
+    trust_line = options.Type(bool, default=True)
+    """Say under each page's title what its references were verified against (`trust`)."""
+
+    def validate(self) -> tuple[list[Any], list[Any]]:
+        failed, warnings = super().validate()
+        for key in ("card_lines", "card_page_bytes"):
+            value = self.get(key)
+            if isinstance(value, int) and value < 1:
+                failed.append((key, ValueError(f"must be a positive number, not {value}")))
+        return failed, warnings
 
 
 @dataclass
@@ -139,6 +158,8 @@ class BuildState:
     """Each page's lists and boxes, made in ``on_files`` while the verification runs."""
     additions: dict[str, Additions] = field(default_factory=dict)
     """What a page gets once it is indexed for search (``on_page_context``)."""
+    cards: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Each page's code cards and trust line, in HTML, from its planned links."""
 
 
 @dataclass
@@ -172,6 +193,10 @@ class PlannedLinks:
     links: list[CodeLink]
     marks: list[live.FindingMark] = field(default_factory=list)
     """``mkdocs serve`` only: the page's broken references, marked (`live`)."""
+    cards: str = ""
+    """The ``<template>`` elements of the links' code cards (`cards`)."""
+    trust: str = ""
+    """The trust line, in HTML (`trust`)."""
 
 
 @dataclass
@@ -250,6 +275,10 @@ class Additions:
     """The page's HTML as ``on_page_content`` left it; the spans are offsets into it."""
     spans: list[LinkSpan]
     generated: Generated
+    cards: str = ""
+    """The code cards' templates, after the page's content."""
+    trust: str = ""
+    """The trust line, under the page's title."""
 
     def apply(self, html: str) -> str:
         spans = self.spans
@@ -258,12 +287,15 @@ class Additions:
             spans = relocate_spans(spans, self.html, html)
         html = navigation.fill_markers(wrap_links(html, spans), self.generated.blocks)
         header, footer = self.generated.header, self.generated.footer
+        header = f"{self.trust}\n{header}" if self.trust else header
         if header:
             title = _HTML_TITLE.match(html)
             cut = title.end() if title else 0
             html = f"{html[:cut]}{header}\n{html[cut:]}"
         if footer:
             html = f"{html.rstrip()}\n{footer}"
+        if self.cards:
+            html = f"{html.rstrip()}\n{self.cards}"
         return html
 
 
@@ -419,7 +451,16 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             refs_by_page: dict[str, list[ResolvedRef]] = {}
             for resolved in report.refs:
                 refs_by_page.setdefault(resolved.ref.page, []).append(resolved)
+            from generator.verification.board import BehindCounter
+
             upstreams = verifier.manifest.upstreams
+            cards = CardMaker(
+                upstreams,
+                verifier.resolver.store,
+                CardLimits(self.config.card_lines, self.config.card_page_bytes),
+            )
+            behind = BehindCounter(verifier.manifest)
+            branches = {name: upstream.branch for name, upstream in upstreams.items()}
             for page in pages.values():
                 refs = refs_by_page.get(page.display)
                 if refs and len(refs) > MAX_LINKED_REFS:
@@ -435,11 +476,32 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                     yield PlannedLinks(page.rel, len(page.text or ""), [])
                     continue
                 layout = scan(page.text, page.body_start)
-                links = plan_links(layout, refs, upstreams) if self.config.code_links else []
+                info = curriculum.pages.get(page.rel)
+                lang = info.lang if info is not None else None
+                pairs = plan_linked_refs(layout, refs, upstreams) if self.config.code_links else []
+                pairs = anchor_held(pairs)
+                templates = ""
+                if self.config.code_cards:
+                    made = cards.page_cards(pairs, lang)
+                    links, templates = made.links, made.templates
+                else:
+                    links = [link for link, _ in pairs]
+                trust = (
+                    page_trust(refs, pairs, branches, lambda *pin: behind.count(*pin)[0])
+                    if self.config.trust_line
+                    else None
+                )
                 marks: list[live.FindingMark] = []
                 if self.serving:
                     links, marks = live.plan_marks(layout, refs, links)
-                yield PlannedLinks(page.rel, len(page.text), links, marks)
+                yield PlannedLinks(
+                    page.rel,
+                    len(page.text),
+                    links,
+                    marks,
+                    templates,
+                    trust_html(trust, lang) if trust is not None else "",
+                )
         yield outcome
 
     # -- files: curriculum, nav, generated files
@@ -470,6 +532,8 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             files.append(board)
             self.state.board = BOARD_PAGE
         self._add_mermaid(files, config)
+        if (self.config.code_links and self.config.code_cards) or self.config.trust_line:
+            _add_card_assets(files, config)
         home = self._home_page(files, config) if self.config.navigation else None
         if self.config.navigation and config.nav is None:
             rels = [f.src_uri for f in sources if f.inclusion.is_in_nav()]
@@ -797,6 +861,8 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             # some huge) that will not be written.
             self._stop_verification()
             self._report(failed)
+        if planned is not None and (planned.cards or planned.trust):
+            self.state.cards[source.rel] = (planned.cards, planned.trust)
         if planned is None or not (planned.links or planned.marks):
             return markdown
         text = source.text or ""
@@ -821,8 +887,9 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         links = self.state.links.pop(rel, None)
         html, spans = strip_marks(html, links) if links else (html, [])
         generated = self.state.generated.pop(rel, None) or Generated({}, "", "")
-        if spans or generated.blocks or generated.header or generated.footer:
-            self.state.additions[rel] = Additions(html, spans, generated)
+        cards, trust = self.state.cards.pop(rel, ("", ""))
+        if spans or generated.blocks or generated.header or generated.footer or cards or trust:
+            self.state.additions[rel] = Additions(html, spans, generated, cards, trust)
         return html
 
     @event_priority(-100)  # after the search plugin indexed the page
@@ -869,6 +936,26 @@ def format_finding(finding: Finding) -> str:
     if finding.suggestion:
         text += f"\n  = help: {printable(finding.suggestion)}"
     return text
+
+
+CARD_ASSETS = {
+    "assets/javascripts/kb-cards.js": "extra_javascript",
+    "assets/stylesheets/kb-cards.css": "extra_css",
+}
+"""The code cards' script and the cards' and trust line's styles, served from the site."""
+
+
+def _add_card_assets(files: Files, config: MkDocsConfig) -> None:
+    assets = importlib.resources.files("generator.site") / "assets"
+    for site_path, kind in CARD_ASSETS.items():
+        existing = files.get_file_from_path(site_path)
+        if existing is not None:
+            files.remove(existing)
+        content = (assets / posixpath.basename(site_path)).read_text("utf-8")
+        files.append(File.generated(config, site_path, content=content))
+        listed = config[kind]
+        if site_path not in [str(item) for item in listed]:
+            listed.append(site_path)
 
 
 def _guard_render(page: MkDocsPage) -> None:

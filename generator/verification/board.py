@@ -204,7 +204,7 @@ def build_board(
             item.errors += 1
         else:
             item.warnings += 1
-    counter = _BehindCounter(manifest)
+    counter = BehindCounter(manifest)
     for item in health.values():
         item.commits_behind, item.behind_reason = counter.behind(pins.get(item.page, set()))
 
@@ -361,7 +361,7 @@ def _exempt(page: PageHealth) -> bool:
     return page.exempt_from_paths
 
 
-class _BehindCounter:
+class BehindCounter:
     """Commits between a pin and its upstream's tracked branch head, one git call per pair."""
 
     def __init__(self, manifest: Manifest | None) -> None:

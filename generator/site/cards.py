@@ -1,0 +1,326 @@
+"""Code cards: the cited code behind each code link, shown on hover, keyboard focus or a click.
+
+A card holds what the reference cites at its pin: the lines (highlighted with Pygments into the
+``.highlight`` classes Material's own code blocks use, so the light and the dark palette both
+colour it), with their real numbers, the path, ``upstream@shortsha`` and the link to the forge.
+A reference to a whole file shows the file's outline (`generator.refs.outline`), one to a
+symbol without lines (``x.py:setup()``) the symbol's definition.
+
+The code comes from the build: the blobs the verification read, through the verifier's
+`GitStore` (each blob once per build, never a process per reference). Each distinct target
+becomes one ``<template>`` at the end of the page, which the link names in ``data-kb-card``;
+``cards.js`` (served from the site) shows it. So a page needs no request to show its cards, a
+``<template>``'s content is inert until shown, and the search plugin never sees it (it is added
+after the page was indexed). Upstream code is untrusted: every character of it is escaped by
+Pygments or `html.escape`, so a file holding ``</template>`` or ``<script>`` shows as text.
+
+What a page embeds is bounded (`CardLimits`): lines per card, and bytes per page; a reference
+past the page's budget keeps its plain link.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from html import escape
+from typing import NamedTuple
+
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
+from pygments.lexers import TextLexer, get_lexer_for_filename
+from pygments.util import ClassNotFound
+
+from generator.model import ResolvedRef, Upstream
+from generator.refs.outline import Outline, outline_plain, outline_python
+from generator.refs.resolve import symbol_definitions
+from generator.site.codelinks import CodeLink, code_url
+from generator.upstream.gitstore import BlobText, GitStore, RepositoryUnavailable
+
+log = logging.getLogger(__name__)
+
+VISIBLE_LINES = 12
+"""Lines a card shows before its expand control."""
+LINE_CHARACTERS = 400
+"""A longer line (minified code, data) is cut here: one line must not take a page's budget."""
+TEMPLATE_PREFIX = "kb-card-"
+
+
+@dataclass(frozen=True)
+class CardLimits:
+    """What a page may embed: the plugin options ``card_lines`` and ``card_page_bytes``."""
+
+    lines: int = 60
+    """Lines of code (or outline entries) per card; a longer range shows these and says how
+    many more the forge has."""
+    page_bytes: int = 256 * 1024
+    """Bytes of cards per page (the ``<template>`` elements' HTML, UTF-8); the references past
+    it keep their plain link."""
+
+
+class Target(NamedTuple):
+    """What a card shows; references citing the same one share its card."""
+
+    upstream: str
+    commit: str
+    path: str
+    start: int | None
+    end: int | None
+    symbol: str | None
+
+
+@dataclass
+class PageCards:
+    """A page's links, those with a card naming it, and the cards' ``<template>`` elements."""
+
+    links: list[CodeLink]
+    templates: str = ""
+    cards: int = 0
+    skipped: int = 0
+    """References with a card to show that the page's byte budget left out."""
+
+
+_WORDS = {
+    "en": {
+        "lines": "lines {start}–{end}",
+        "line": "line {start}",
+        "file": "whole file",
+        "outline": "Outline",
+        "more": "{count} more lines on {forge}",
+        "expand": "Show all {count} lines",
+        "open": "Open on {forge}",
+        "empty": "(empty file)",
+        "binary": "(binary file)",
+    },
+    "zh": {
+        "lines": "第 {start}–{end} 行",
+        "line": "第 {start} 行",
+        "file": "整个文件",
+        "outline": "大纲",
+        "more": "另有 {count} 行，见 {forge}",
+        "expand": "显示全部 {count} 行",
+        "open": "在 {forge} 打开",
+        "empty": "（空文件）",
+        "binary": "（二进制文件）",
+    },
+}
+
+
+def card_words(lang: str | None) -> dict[str, str]:
+    """Labels in the page's language (``zh``, ``zh-CN``, ...), English otherwise."""
+    return _WORDS.get((lang or "en").split("-", 1)[0].lower(), _WORDS["en"])
+
+
+@dataclass
+class CardMaker:
+    """Makes the cards of a build's pages, reading blobs from the verifier's clones."""
+
+    upstreams: dict[str, Upstream]
+    store: Callable[[Upstream], GitStore] | None = None
+    """The clone of an upstream by `Upstream` (the verifier's `Resolver.store`)."""
+    limits: CardLimits = field(default_factory=CardLimits)
+    _outlines: dict[str, Outline] = field(default_factory=dict)
+
+    def page_cards(
+        self, pairs: Sequence[tuple[CodeLink, ResolvedRef]], lang: str | None
+    ) -> PageCards:
+        """The page's links with their cards, within the page's byte budget."""
+        words = card_words(lang)
+        ids: dict[Target, str | None] = {}
+        templates: list[str] = []
+        used = skipped = 0
+        links: list[CodeLink] = []
+        for link, resolved in pairs:
+            target = _target(resolved)
+            if target is None:
+                links.append(link)
+                continue
+            if target not in ids:
+                ids[target] = None
+                body = self._card(target, link.url, words)
+                if body is not None:
+                    card_id = f"{TEMPLATE_PREFIX}{len(templates) + 1}"
+                    template = f'<template id="{card_id}">{body}</template>'
+                    size = len(template.encode("utf-8"))
+                    if used + size <= self.limits.page_bytes:
+                        used += size
+                        templates.append(template)
+                        ids[target] = card_id
+                    else:
+                        skipped += 1
+            card_id = ids[target]
+            links.append(replace(link, card=card_id) if card_id else link)
+        return PageCards(links, "\n".join(templates), len(templates), skipped)
+
+    # -- one card
+
+    def _card(self, target: Target, url: str, words: dict[str, str]) -> str | None:
+        upstream = self.upstreams.get(target.upstream)
+        blob = self._blob(upstream, target) if upstream is not None else None
+        if upstream is None or blob is None:
+            return None
+        forge = forge_name(upstream.web_url)
+        start, end = target.start, target.end
+        if start is None and target.symbol:
+            spans = symbol_definitions(blob.line_tuple, target.symbol)
+            if spans:
+                start, end = spans[0]
+        if start is None:
+            where = words["file"]
+            body = self._outline(upstream, target, blob, words)
+        else:
+            end = start if end is None or end < start else end
+            where = (words["lines"] if end != start else words["line"]).format(start=start, end=end)
+            body = self._code(target.path, blob, start, end, words, forge)
+        head = (
+            f'<div class="kb-card__head"><span class="kb-card__path">{escape(target.path)}</span>'
+            f'<span class="kb-card__where">{escape(where)}</span>'
+            f'<span class="kb-card__pin">{escape(target.upstream)}@{target.commit[:7]}</span></div>'
+        )
+        foot = (
+            f'<a class="kb-card__out" href="{escape(url)}">'
+            f"{escape(words['open'].format(forge=forge))}</a>"
+        )
+        return f"{head}{body}{foot}"
+
+    def _blob(self, upstream: Upstream, target: Target) -> BlobText | None:
+        if self.store is None:
+            return None
+        try:
+            store = self.store(upstream)
+            entry = store.entry(target.commit, target.path)
+            if entry is None or entry.kind != "blob" or entry.is_symlink:
+                return None
+            return store.blob(entry.sha)
+        except (RepositoryUnavailable, OSError) as error:
+            log.debug("no card for %s:%s: %s", target.upstream, target.path, error)
+            return None
+
+    def _code(
+        self,
+        path: str,
+        blob: BlobText,
+        start: int,
+        end: int,
+        words: dict[str, str],
+        forge: str,
+    ) -> str:
+        if blob.is_binary:
+            return f'<p class="kb-card__note">{escape(words["binary"])}</p>'
+        lines = blob.lines[start - 1 : min(end, start - 1 + self.limits.lines)]
+        shown = highlighted_lines(path, lines)
+        numbered = [
+            f'<span data-n="{number}">{line}</span>' for number, line in enumerate(shown, start)
+        ]
+        code = "\n".join(numbered[:VISIBLE_LINES])
+        rest = numbered[VISIBLE_LINES:]
+        if rest:
+            code += '<span class="kb-card__rest">\n' + "\n".join(rest) + "</span>"
+        digits = len(str(start + len(lines)))
+        html = (
+            f'<div class="highlight kb-card__code" style="--kb-digits:{digits}"><pre><code>'
+            f"{code}</code></pre></div>"
+        )
+        if rest:
+            html += (
+                f'<button type="button" class="kb-card__expand">'
+                f"{escape(words['expand'].format(count=len(lines)))}</button>"
+            )
+        more = end - start + 1 - len(lines)
+        if more > 0:
+            html += (
+                f'<p class="kb-card__note">'
+                f"{escape(words['more'].format(count=more, forge=forge))}</p>"
+            )
+        return html
+
+    def _outline(
+        self, upstream: Upstream, target: Target, blob: BlobText, words: dict[str, str]
+    ) -> str:
+        if blob.is_binary:
+            return f'<p class="kb-card__note">{escape(words["binary"])}</p>'
+        if not blob.lines:
+            return f'<p class="kb-card__note">{escape(words["empty"])}</p>'
+        key = f"{target.upstream}:{target.commit}:{target.path}"
+        outline = self._outlines.get(key)
+        if outline is None:
+            if target.path.endswith((".py", ".pyi")):
+                outline = outline_python(blob.data.decode("utf-8", "replace"))
+            else:
+                outline = outline_plain(blob.lines)
+            self._outlines[key] = outline
+        if not outline.symbols:
+            # Nothing defined (a config, a README): its first lines say more than an empty list.
+            end = min(len(blob.lines), self.limits.lines)
+            return self._code(target.path, blob, 1, end, words, forge_name(upstream.web_url))
+        items = []
+        for symbol in outline.symbols[: self.limits.lines]:
+            url = code_url(upstream, target.commit, target.path, symbol.start, symbol.end) or ""
+            items.append(
+                f'<li style="--kb-depth:{symbol.depth}"><a href="{escape(url)}">'
+                f'<span class="kb-card__ln">{symbol.start}</span>'
+                f'<span class="kb-card__kind">{escape(symbol.kind)}</span> '
+                f"<code>{escape(symbol.name)}</code></a></li>"
+            )
+        more = len(outline.symbols) - len(items)
+        note = (
+            f'<p class="kb-card__note">+{more}</p>' if more > 0 else ""
+        )  # the forge shows the rest
+        return (
+            f'<p class="kb-card__label">{escape(words["outline"])}</p>'
+            f'<ul class="kb-card__outline">{"".join(items)}</ul>{note}'
+        )
+
+
+def _target(resolved: ResolvedRef) -> Target | None:
+    ref = resolved.ref
+    if ref.is_directory or resolved.upstream is None or resolved.commit is None:
+        return None
+    path = resolved.path or ref.path
+    if not path:
+        return None
+    return Target(resolved.upstream, resolved.commit, path, ref.start, ref.end, ref.symbol)
+
+
+def forge_name(web_url: str | None) -> str:
+    """How the card names where its link leads: ``GitHub``, ``GitLab``, or the host."""
+    host = (web_url or "").split("://", 1)[-1].split("/", 1)[0].lower()
+    if host == "github.com":
+        return "GitHub"
+    if host == "gitlab.com":
+        return "GitLab"
+    return host or "the forge"
+
+
+def highlighted_lines(path: str, lines: Sequence[str]) -> list[str]:
+    """``lines`` of the file ``path`` as HTML, one string per line, with Pygments' short class
+    names (those Material colours in both palettes); every character of the code escaped."""
+    cut = [line if len(line) <= LINE_CHARACTERS else line[:LINE_CHARACTERS] + "…" for line in lines]
+    if not cut:
+        return []
+    html = highlight("\n".join(cut) + "\n", _lexer(_lexer_key(path)), _FORMATTER)
+    # The formatter closes and reopens its spans at every line end: each line stands alone.
+    out = html.split("\n")
+    return out[: len(cut)]
+
+
+_FORMATTER = HtmlFormatter(nowrap=True)
+
+
+def _lexer_key(path: str) -> str:
+    """The file name as far as choosing a lexer goes: ``file.py`` for any ``*.py``,
+    ``Makefile`` as it is."""
+    name = path.rsplit("/", 1)[-1]
+    return "file." + name.rsplit(".", 1)[1] if "." in name else name
+
+
+@functools.lru_cache(maxsize=256)
+def _lexer(filename: str) -> Lexer:
+    """The lexer for files named like ``filename``, keeping the blank lines at either end
+    (stripping them would put the numbers off)."""
+    try:
+        return get_lexer_for_filename(filename, stripnl=False, ensurenl=True)
+    except ClassNotFound:
+        return TextLexer(stripnl=False, ensurenl=True)

@@ -1,0 +1,153 @@
+"""The trust line: under a page's title, what its code references were verified against.
+
+``42 code references verified at slime@81d8cd6 · 3 commits behind main``: one item per
+upstream and commit the page's verified references cite, with how far that commit is behind the
+upstream's tracked branch in the clone (counted once per build and commit, `BehindCounter`);
+and, on a page a sync left references on for review (``held_refs`` in its frontmatter), how many
+wait, each linked to its reference on the page (`anchor_held` gives those links an id).
+
+Computed in the build's verification, from its own report: the line says what this build
+checked, never what a page claims.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from html import escape
+
+from generator.model import ResolvedRef
+from generator.site.codelinks import CodeLink
+
+HELD_CHECK = "ref-needs-review"
+"""The finding a reference a sync left at its old commit carries (`generator.sync`)."""
+HELD_ANCHOR = "kb-held-"
+MAX_LISTED = 8
+"""Held references named on the line; the count says how many more."""
+
+
+@dataclass(frozen=True)
+class Verified:
+    """The page's references verified at one commit of one upstream."""
+
+    upstream: str
+    commit: str
+    count: int
+    branch: str
+    behind: int | None
+    """Commits from ``commit`` to the tip of ``branch`` in the clone; None when unknown."""
+
+
+@dataclass(frozen=True)
+class Held:
+    """A reference waiting for review, and where it is on the page (None: not linked there)."""
+
+    text: str
+    anchor: str | None
+
+
+@dataclass(frozen=True)
+class Trust:
+    verified: list[Verified]
+    held: list[Held]
+
+
+def is_held(resolved: ResolvedRef) -> bool:
+    return any(finding.check == HELD_CHECK for finding in resolved.findings)
+
+
+def anchor_held(
+    pairs: Sequence[tuple[CodeLink, ResolvedRef]],
+) -> list[tuple[CodeLink, ResolvedRef]]:
+    """The page's links, each held reference's with an id for the trust line to point at."""
+    anchored = []
+    number = 0
+    for link, resolved in pairs:
+        if is_held(resolved):
+            number += 1
+            link = replace(link, anchor=f"{HELD_ANCHOR}{number}")
+        anchored.append((link, resolved))
+    return anchored
+
+
+def page_trust(
+    refs: Sequence[ResolvedRef],
+    anchored: Sequence[tuple[CodeLink, ResolvedRef]],
+    branches: dict[str, str],
+    behind: Callable[[str, str], int | None],
+) -> Trust | None:
+    """What the page's trust line says, or None for a page with nothing verified or held.
+
+    ``branches``: each upstream's tracked branch; ``behind(upstream, commit)``: commits from
+    ``commit`` to that branch's tip.
+    """
+    counts: Counter[tuple[str, str]] = Counter(
+        (resolved.upstream, resolved.commit)
+        for resolved in refs
+        if resolved.status == "ok" and resolved.upstream and resolved.commit
+    )
+    anchors = {id(resolved): link.anchor for link, resolved in anchored if link.anchor}
+    held = [Held(r.ref.text, anchors.get(id(r))) for r in refs if is_held(r)]
+    if not counts and not held:
+        return None
+    verified = [
+        Verified(upstream, commit, count, branches.get(upstream, ""), behind(upstream, commit))
+        for (upstream, commit), count in sorted(counts.items())
+    ]
+    return Trust(verified, held)
+
+
+_WORDS = {
+    "en": {
+        "verified": "{count} code references verified at {pin}",
+        "verified-1": "1 code reference verified at {pin}",
+        "behind": "{count} commits behind {branch}",
+        "behind-1": "1 commit behind {branch}",
+        "tip": "at the tip of {branch}",
+        "held": "{count} references wait for review after a sync:",
+        "held-1": "1 reference waits for review after a sync:",
+        "more": "and {count} more",
+    },
+    "zh": {
+        "verified": "{count} 处代码引用已在 {pin} 验证",
+        "verified-1": "1 处代码引用已在 {pin} 验证",
+        "behind": "落后 {branch} {count} 个提交",
+        "behind-1": "落后 {branch} 1 个提交",
+        "tip": "即 {branch} 的最新提交",
+        "held": "同步后有 {count} 处引用待复核：",
+        "held-1": "同步后有 1 处引用待复核：",
+        "more": "另有 {count} 处",
+    },
+}
+
+
+def trust_html(trust: Trust, lang: str | None) -> str:
+    """The trust line as HTML, in the page's language."""
+    words = _WORDS.get((lang or "en").split("-", 1)[0].lower(), _WORDS["en"])
+
+    def counted(key: str, count: int, **names: str) -> str:
+        return words[f"{key}-1" if count == 1 else key].format(count=count, **names)
+
+    items = []
+    for item in trust.verified:
+        pin = f"<code>{escape(item.upstream)}@{escape(item.commit[:7])}</code>"
+        text = counted("verified", item.count, pin=pin)
+        branch = escape(item.branch)
+        if item.behind == 0:
+            text += f" · {words['tip'].format(branch=branch)}"
+        elif item.behind is not None:
+            text += f" · {counted('behind', item.behind, branch=branch)}"
+        items.append(f'<span class="kb-trust__item kb-trust__item--verified">{text}</span>')
+    if trust.held:
+        listed = []
+        for held in trust.held[:MAX_LISTED]:
+            label = f"<code>{escape(held.text)}</code>"
+            listed.append(f'<a href="#{held.anchor}">{label}</a>' if held.anchor else label)
+        if len(trust.held) > MAX_LISTED:
+            listed.append(escape(words["more"].format(count=len(trust.held) - MAX_LISTED)))
+        items.append(
+            f'<span class="kb-trust__item kb-trust__item--held">'
+            f"{counted('held', len(trust.held))} {', '.join(listed)}</span>"
+        )
+    return f'<p class="kb-trust">{"".join(items)}</p>'

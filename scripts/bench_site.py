@@ -15,6 +15,10 @@ Mermaid fences) stays the same:
 Each build is a fresh ``mkdocs build`` process, as users run it, with the verification cache off
 (each build verifies every page); the best of RUNS is kept and the ratio printed (target: the
 plugin adds under 15%).
+
+The code cards and the trust line are measured in the same run: the plugin's build against the
+plugin's build with ``code_cards: false`` and ``trust_line: false``, in time (ratio) and in the
+size of the pages' HTML (what a reader downloads: the cards are inline ``<template>`` elements).
 """
 
 from __future__ import annotations
@@ -39,8 +43,9 @@ MERMAID = ROOT / ".cache" / "node" / "node_modules" / "mermaid" / "dist" / "merm
 LEVELS = ("beginner", "intermediate", "advanced", "expert")
 
 
-def configs(root: Path) -> tuple[Path, Path]:
-    """mkdocs.yml with the plugin, and the same without it (written next to each other)."""
+def configs(root: Path) -> tuple[Path, Path, Path]:
+    """mkdocs.yml with the plugin, the same without it, and with the plugin but without code
+    cards and trust line (written next to each other)."""
     text = (ROOT / "mkdocs.yml").read_text("utf-8")
     # Without the verification cache, every build verifies every page: the figure is the cost
     # of a first build, not of one after a small edit.
@@ -55,7 +60,24 @@ def configs(root: Path) -> tuple[Path, Path]:
     assert "- knowledge-base" not in plain
     without = root / "mkdocs-plain.yml"
     without.write_text(plain, "utf-8")
-    return with_plugin, without
+    no_cards = root / "mkdocs-no-cards.yml"
+    no_cards.write_text(
+        text.replace(
+            "      cache: false\n",
+            "      cache: false\n      code_cards: false\n      trust_line: false\n",
+        ),
+        "utf-8",
+    )
+    return with_plugin, without, no_cards
+
+
+def html_sizes(site: Path) -> dict[str, int]:
+    """The bytes of each page's HTML in a built site, by path."""
+    return {
+        str(page.relative_to(site)): page.stat().st_size
+        for page in site.rglob("*.html")
+        if page.name != "404.html"
+    }
 
 
 def build_seconds(config: Path) -> float:
@@ -76,17 +98,33 @@ def build_seconds(config: Path) -> float:
 
 
 def compare(name: str, root: Path, runs: int) -> float:
-    with_plugin, without = configs(root)
+    with_plugin, without, no_cards = configs(root)
     build_seconds(with_plugin)  # warm the file cache and jieba's model cache
-    times: dict[str, list[float]] = {"plugin": [], "plain": []}
+    times: dict[str, list[float]] = {"plugin": [], "plain": [], "no-cards": []}
+    sizes: dict[str, dict[str, int]] = {}
     for _ in range(runs):
         times["plain"].append(build_seconds(without))
+        times["no-cards"].append(build_seconds(no_cards))
+        sizes["no-cards"] = html_sizes(root / "site")
         times["plugin"].append(build_seconds(with_plugin))
+        sizes["plugin"] = html_sizes(root / "site")
     plain, plugin = min(times["plain"]), min(times["plugin"])
     ratio = plugin / plain
     print(
         f"{name:<22} plain {plain:6.2f} s   with plugin {plugin:6.2f} s   "
         f"ratio {ratio:.3f} (+{(ratio - 1) * 100:.1f}%)"
+    )
+    before, after = min(times["no-cards"]), plugin
+    added = {page: size - sizes["no-cards"].get(page, 0) for page, size in sizes["plugin"].items()}
+    with_cards = [size for size in added.values() if size > 0]
+    average = sum(sizes["no-cards"].values()) / max(len(sizes["no-cards"]), 1)
+    print(
+        f"{'  code cards':<22} without {before:6.2f} s   with        {after:6.2f} s   "
+        f"ratio {after / before:.3f} (+{(after / before - 1) * 100:.1f}%); "
+        f"HTML +{sum(added.values()) / max(len(added), 1) / 1024:.1f} KiB a page on average "
+        f"(pages {average / 1024:.0f} KiB without), "
+        f"+{max(with_cards, default=0) / 1024:.1f} KiB at most, "
+        f"{len(with_cards)} of {len(added)} pages with cards"
     )
     return ratio
 

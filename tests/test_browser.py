@@ -6,6 +6,7 @@ request it makes is one a page asked for. Screenshots go to test-artifacts/ (git
 
 from __future__ import annotations
 
+import ast
 import base64
 import contextlib
 import functools
@@ -16,6 +17,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -250,9 +252,12 @@ def test_a_cjk_anchor_link_scrolls_to_its_heading(browser, server):
 
 def test_code_references_link_to_the_pinned_upstream_lines(browser, server):
     browser.navigate(server + FSDP_PAGE)
+    # A link with a code card says its pin in the card (a title would pop up over it).
     links = browser.evaluate(
-        "[...document.querySelectorAll('article a[title^=\"minitrain@\"]')]"
-        ".map(a => [a.textContent, a.href, a.title])"
+        "[...document.querySelectorAll('article a[data-kb-card]')].map(a => [a.textContent,"
+        " a.href, document.getElementById(a.dataset.kbCard).content"
+        ".querySelector('.kb-card__pin').textContent])"
+        ".filter(([, , pin]) => pin.startsWith('minitrain@'))"
     )
     assert len(links) >= 20
     base = f"https://github.com/example-org/minitrain/blob/{PIN}/"
@@ -303,3 +308,330 @@ def test_the_spec_board_is_in_the_nav_and_shows_the_computed_criteria(browser, s
     )
     assert diagrams[1:3] == ["met", f"0 of {deep_dives}"]
     browser.screenshot(ARTIFACTS / "board.png")
+
+
+# -- code cards and the trust line
+
+
+def _git_lines(clone: Path, commit: str, path: str) -> list[str]:
+    shown = subprocess.run(
+        ["git", "-C", str(clone), "show", f"{commit}:{path}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return shown.stdout.splitlines()
+
+
+def _link_js(text: str) -> str:
+    return (
+        "[...document.querySelectorAll('article a[data-kb-card]')]"
+        f".find(a => a.textContent === {json.dumps(text)})"
+    )
+
+
+_CARD_SHOWN = (
+    "(() => { const c = document.getElementById('kb-card');"
+    " return !!c && !c.hidden && c.getBoundingClientRect().height > 0; })()"
+)
+_CARD_LINES = (
+    "[...document.querySelectorAll('#kb-card span[data-n]')]"
+    ".filter(s => s.getClientRects().length)"
+    ".map(s => [Number(s.dataset.n), s.textContent])"
+)
+
+
+def _hover(browser: DevTools, link_js: str) -> None:
+    """Move the real mouse over the link (after moving it away, so the card opens afresh)."""
+    browser.call("Input.dispatchMouseEvent", type="mouseMoved", x=1, y=1)
+    browser.wait_for(
+        "!document.getElementById('kb-card') || document.getElementById('kb-card').hidden"
+    )
+    box = browser.evaluate(
+        f"(() => {{ const a = {link_js}; a.scrollIntoView({{block: 'center'}});"
+        " const r = a.getClientRects()[0];"
+        " return [r.left + r.width / 2, r.top + r.height / 2]; })()"
+    )
+    browser.call("Input.dispatchMouseEvent", type="mouseMoved", x=box[0], y=box[1])
+    browser.wait_for(_CARD_SHOWN)
+
+
+def _key(browser: DevTools, key: str, code: int) -> None:
+    text = {"Enter": "\r"}.get(key, "")
+    for kind in ("rawKeyDown", "char", "keyUp") if text else ("rawKeyDown", "keyUp"):
+        params: dict[str, Any] = {"type": kind, "key": key, "code": key}
+        params["windowsVirtualKeyCode"] = code
+        if kind == "char":
+            params["text"] = text
+        browser.call("Input.dispatchKeyEvent", **params)
+
+
+def _set_scheme(browser: DevTools, scheme: str) -> None:
+    """Switch Material's palette as its toggle does (``default``: light, ``slate``: dark)."""
+    browser.evaluate(
+        f"document.querySelector('input.md-option[data-md-color-scheme=\"{scheme}\"]').click()"
+    )
+    browser.wait_for(f"document.body.getAttribute('data-md-color-scheme') === '{scheme}'")
+
+
+def test_hovering_a_code_reference_shows_the_cited_lines_at_the_pin(browser, server, demo_clones):
+    browser.events.clear()
+    browser.navigate(server + FSDP_PAGE)
+    path = "minitrain/backends/fsdp/actor.py"
+    source = _git_lines(demo_clones / "minitrain", PIN, path)
+    _hover(browser, _link_js("actor.py:30-37"))
+    assert browser.evaluate(_CARD_LINES) == [[n, source[n - 1]] for n in range(30, 38)]
+    head = browser.evaluate("document.querySelector('#kb-card .kb-card__head').innerText")
+    assert path in head and f"minitrain@{PIN[:7]}" in head
+    out = browser.evaluate("document.querySelector('#kb-card a.kb-card__out').href")
+    assert out == f"https://github.com/example-org/minitrain/blob/{PIN}/{path}#L30-L37"
+    # Highlighted with the classes Material colours: a keyword span, coloured unlike plain text.
+    colours = browser.evaluate(
+        "(() => { const k = document.querySelector("
+        "'#kb-card .highlight .k, #kb-card .highlight .kn');"
+        " const code = document.querySelector('#kb-card code');"
+        " return k && [getComputedStyle(k).color, getComputedStyle(code).color]; })()"
+    )
+    assert colours and colours[0] != colours[1]
+    browser.screenshot(ARTIFACTS / "card-light.png")
+    _set_scheme(browser, "slate")
+    try:
+        browser.screenshot(ARTIFACTS / "card-dark.png")
+        background = browser.evaluate(
+            "getComputedStyle(document.getElementById('kb-card')).backgroundColor"
+        )
+        assert background != "rgb(255, 255, 255)"
+    finally:
+        _set_scheme(browser, "default")
+
+    # A long range: the first lines, then all of them behind the expand control.
+    _hover(browser, _link_js("actor.py:148-188"))
+    shown = browser.evaluate(_CARD_LINES)
+    assert shown == [[n, source[n - 1]] for n in range(148, 148 + len(shown))]
+    assert len(shown) < 41
+    browser.evaluate("document.querySelector('#kb-card .kb-card__expand').click()")
+    assert browser.evaluate(_CARD_LINES) == [[n, source[n - 1]] for n in range(148, 189)]
+
+    # A whole file: its outline, with the lines where each definition starts.
+    _hover(browser, _link_js(path))
+    outline = browser.evaluate(
+        "[...document.querySelectorAll('#kb-card .kb-card__outline li')]"
+        ".map(li => [Number(li.querySelector('.kb-card__ln').textContent),"
+        " li.querySelector('code').textContent])"
+    )
+    tree = ast.parse("\n".join(source))
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    expected = [
+        (min([n.lineno, *(d.lineno for d in n.decorator_list)]), n.name)
+        for cls in classes
+        for n in [cls, *[m for m in cls.body if isinstance(m, ast.FunctionDef)]]
+    ]
+    assert [tuple(item) for item in outline][: len(expected)] == expected
+    browser.screenshot(ARTIFACTS / "card-outline.png")
+
+    requested = browser.requested_urls()
+    assert [url for url in requested if not url.startswith((server, "data:", "blob:"))] == []
+
+
+def test_a_code_card_opens_with_the_keyboard_and_closes_with_escape(browser, server):
+    browser.navigate(server + FSDP_PAGE)
+    link = _link_js("actor.py:30-37")
+    # Focus what comes just before the link in tab order, then press Tab.
+    browser.evaluate(
+        "(() => { const link = " + link + ";"
+        " const all = [...document.querySelectorAll('a[href], button, input')]"
+        ".filter(e => e.getClientRects().length && e.tabIndex >= 0);"
+        " link.scrollIntoView({block: 'center'});"
+        " all[all.indexOf(link) - 1].focus(); })()"
+    )
+    assert not browser.evaluate(_CARD_SHOWN)
+    _key(browser, "Tab", 9)
+    assert browser.evaluate(f"document.activeElement === {link}")
+    browser.wait_for(_CARD_SHOWN)
+    assert [n for n, _ in browser.evaluate(_CARD_LINES)] == list(range(30, 38))
+    # Enter pins it and takes the focus into it; Escape closes it and gives the focus back.
+    _key(browser, "Enter", 13)
+    browser.wait_for("document.getElementById('kb-card').contains(document.activeElement)")
+    assert browser.evaluate("location.pathname").endswith(FSDP_PAGE)
+    _key(browser, "Escape", 27)
+    browser.wait_for("document.getElementById('kb-card').hidden")
+    assert browser.evaluate(f"document.activeElement === {link}")
+
+
+def test_a_code_card_fits_a_phone_screen_and_a_tap_pins_it(browser, server):
+    width, height = 390, 844
+    browser.call(
+        "Emulation.setDeviceMetricsOverride",
+        width=width,
+        height=height,
+        deviceScaleFactor=2,
+        mobile=True,
+    )
+    browser.call("Emulation.setTouchEmulationEnabled", enabled=True)
+    try:
+        browser.navigate(server + FSDP_PAGE)
+        box = browser.evaluate(
+            "(() => { const a = " + _link_js("actor.py:54-72") + ";"
+            " a.scrollIntoView({block: 'center'}); const r = a.getClientRects()[0];"
+            " return [r.left + r.width / 2, r.top + r.height / 2]; })()"
+        )
+        point = {"x": box[0], "y": box[1]}
+        browser.call("Input.dispatchTouchEvent", type="touchStart", touchPoints=[point])
+        browser.call("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[])
+        browser.wait_for(_CARD_SHOWN)
+        assert browser.evaluate("location.pathname").endswith(FSDP_PAGE)  # pinned, not followed
+        assert browser.evaluate(
+            "document.getElementById('kb-card').classList.contains('kb-card--pinned')"
+        )
+        rect = browser.evaluate(
+            "(() => { const r = document.getElementById('kb-card').getBoundingClientRect();"
+            " return [r.left, r.top, r.right, r.bottom]; })()"
+        )
+        assert rect[0] >= 0 and rect[1] >= 0 and rect[2] <= width and rect[3] <= height
+        browser.screenshot(ARTIFACTS / "card-phone.png")
+        _set_scheme(browser, "slate")
+        browser.screenshot(ARTIFACTS / "card-phone-dark.png")
+        _set_scheme(browser, "default")
+    finally:
+        browser.call("Emulation.setTouchEmulationEnabled", enabled=False)
+        browser.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=1280,
+            height=900,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
+
+
+def test_the_trust_line_says_what_the_build_verified(browser, server, demo_site, demo_clones):
+    listed = subprocess.run(
+        [sys.executable, "-m", "generator", "verify", "--list-refs", "--format", "json"],
+        cwd=demo_site,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    refs = json.loads(listed.stdout)["refs"]
+    page = "docs/analysis/fsdp-actor-source-analysis.zh.md"
+    verified: dict[str, int] = {}
+    for ref in refs:
+        if ref["page"] == page and ref["status"] == "ok":
+            key = f"{ref['upstream']}@{ref['commit'][:7]}"
+            verified[key] = verified.get(key, 0) + 1
+    browser.navigate(server + FSDP_PAGE)
+    items = browser.evaluate(
+        "[...document.querySelectorAll('article .kb-trust__item--verified')]"
+        ".map(i => [i.querySelector('code').textContent, i.textContent])"
+    )
+    assert {pin for pin, _ in items} == set(verified)
+    for pin, text in items:
+        name, commit = pin.split("@")
+        behind = subprocess.run(
+            ["git", "-C", str(demo_clones / name), "rev-list", "--count", f"{commit}..main"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        assert text.startswith(f"{verified[pin]} ")
+        assert (f"落后 main {behind} 个提交" in text) if behind != "0" else ("最新提交" in text)
+    # Right under the title.
+    assert browser.evaluate(
+        "document.querySelector('article h1').nextElementSibling.classList.contains('kb-trust')"
+    )
+    browser.evaluate("window.scrollTo(0, 0)")
+    browser.screenshot(ARTIFACTS / "trust-line.png")
+
+
+HOSTILE_PY = '''\
+"""</script><script>window.kbPwned = 1</script>"""
+HTML = '<img src="x" onerror="window.kbPwned = 2">'
+END = "</template></code></pre><b id=kb-escaped>bold</b> &amp; &lt;"
+
+
+def render():
+    return "<!-- not a comment -->"
+'''
+
+
+@pytest.fixture(scope="module")
+def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, str]]:
+    """A knowledge base whose upstream holds HTML and ``</script>`` in its code, and a page
+    with a reference a sync held for review; built, and served on 127.0.0.1."""
+    from tests.conftest import KB, mkdocs_build, site_config
+
+    kb = KB(tmp_path_factory.mktemp("hostile") / "kb")
+    kb.docs.mkdir(parents=True)
+    repo = kb.new_upstream("evil")
+    old = repo.commit({"lib/held.py": "def held():\n    return 1\n"}, "Add held.py")
+    pin = repo.commit(
+        {"lib/evil.py": HOSTILE_PY, "lib/held.py": "def held():\n    return 2\n"},
+        "Add evil.py",
+    )
+    repo.commit({"lib/later.py": "LATER = 1\n"}, "Add later.py")
+    kb.add_upstream("evil", repo, pin, prefixes=["lib/"], web_url="https://github.com/acme/evil")
+    kb.page(
+        "index.md",
+        f"""\
+        ---
+        title: Hostile
+        held_refs:
+          - {{upstream: evil, commit: {old}, ref: "lib/held.py:1-2", status: changed}}
+        ---
+        # Hostile
+
+        The module `lib/evil.py:1-7` quotes HTML; `lib/held.py:1-2` waits for review.
+        """,
+    )
+    shutil.copy(ROOT / "mkdocs.yml", kb.root / "mkdocs.yml")
+    site_config(kb.root)
+    result = mkdocs_build(kb.root, "--no-strict")
+    assert result.returncode == 0, result.stderr
+    handler = functools.partial(_QuietHandler, directory=str(kb.root / "site"))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/", kb.root / "cache" / "evil", pin
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_hostile_upstream_code_shows_as_text_in_its_card(browser, hostile_site):
+    server, clone, pin = hostile_site
+    browser.events.clear()
+    browser.navigate(server)
+    _hover(browser, _link_js("lib/evil.py:1-7"))
+    source = _git_lines(clone, pin, "lib/evil.py")
+    assert browser.evaluate(_CARD_LINES) == [[n, source[n - 1]] for n in range(1, 8)]
+    browser.screenshot(ARTIFACTS / "card-hostile.png")
+    assert browser.evaluate("typeof window.kbPwned") == "undefined"
+    assert browser.evaluate("document.getElementById('kb-escaped')") is None
+    assert (
+        browser.evaluate("document.querySelectorAll('#kb-card img, #kb-card script').length") == 0
+    )
+    requested = browser.requested_urls()
+    assert [url for url in requested if not url.startswith((server, "data:", "blob:"))] == []
+
+
+def test_the_trust_line_links_to_the_references_waiting_for_review(browser, hostile_site):
+    server, clone, pin = hostile_site
+    browser.navigate(server)
+    held = browser.evaluate(
+        "(() => { const item = document.querySelector('.kb-trust__item--held');"
+        " return item && [item.textContent, [...item.querySelectorAll('a')].map(a => a.hash)]; })()"
+    )
+    assert held is not None
+    text, hashes = held
+    assert text.startswith("1 reference waits for review") and hashes == ["#kb-held-1"]
+    browser.evaluate("document.querySelector('.kb-trust__item--held a').click()")
+    browser.wait_for("location.hash === '#kb-held-1'")
+    assert browser.evaluate("document.getElementById('kb-held-1').textContent") == "lib/held.py:1-2"
+    behind = subprocess.run(
+        ["git", "-C", str(clone), "rev-list", "--count", f"{pin}..main"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    verified = browser.evaluate("document.querySelector('.kb-trust__item--verified').textContent")
+    assert verified == f"1 code reference verified at evil@{pin[:7]} · {behind} commit behind main"
+    browser.screenshot(ARTIFACTS / "trust-line-held.png")

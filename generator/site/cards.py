@@ -281,7 +281,10 @@ def _target(resolved: ResolvedRef) -> Target | None:
     path = resolved.path or ref.path
     if not path:
         return None
-    return Target(resolved.upstream, resolved.commit, path, ref.start, ref.end, ref.symbol)
+    # A symbol only says what to show when there are no lines: the same lines named with and
+    # without it share one card.
+    symbol = ref.symbol if ref.start is None else None
+    return Target(resolved.upstream, resolved.commit, path, ref.start, ref.end, symbol)
 
 
 def forge_name(web_url: str | None) -> str:

@@ -24,6 +24,7 @@ size of the pages' HTML (what a reader downloads: the cards are inline ``<templa
 from __future__ import annotations
 
 import argparse
+import gzip
 import os
 import random
 import re
@@ -33,6 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -71,13 +73,25 @@ def configs(root: Path) -> tuple[Path, Path, Path]:
     return with_plugin, without, no_cards
 
 
-def html_sizes(site: Path) -> dict[str, int]:
-    """The bytes of each page's HTML in a built site, by path."""
-    return {
-        str(page.relative_to(site)): page.stat().st_size
-        for page in site.rglob("*.html")
-        if page.name != "404.html"
-    }
+class PageSize(NamedTuple):
+    raw: int
+    gzipped: int
+    """As a server sends it compressed (gzip -6)."""
+    cards: bool
+    """Whether the page embeds code cards."""
+
+
+def html_sizes(site: Path) -> dict[str, PageSize]:
+    """The size of each page's HTML in a built site, by path."""
+    sizes = {}
+    for page in site.rglob("*.html"):
+        if page.name == "404.html":
+            continue
+        data = page.read_bytes()
+        sizes[str(page.relative_to(site))] = PageSize(
+            len(data), len(gzip.compress(data, 6)), b'<template id="kb-card-' in data
+        )
+    return sizes
 
 
 def build_seconds(config: Path) -> float:
@@ -115,17 +129,21 @@ def compare(name: str, root: Path, runs: int) -> float:
         f"ratio {ratio:.3f} (+{(ratio - 1) * 100:.1f}%)"
     )
     before, after = min(times["no-cards"]), plugin
-    added = {page: size - sizes["no-cards"].get(page, 0) for page, size in sizes["plugin"].items()}
-    with_cards = [size for size in added.values() if size > 0]
-    average = sum(sizes["no-cards"].values()) / max(len(sizes["no-cards"]), 1)
     print(
         f"{'  code cards':<22} without {before:6.2f} s   with        {after:6.2f} s   "
-        f"ratio {after / before:.3f} (+{(after / before - 1) * 100:.1f}%); "
-        f"HTML +{sum(added.values()) / max(len(added), 1) / 1024:.1f} KiB a page on average "
-        f"(pages {average / 1024:.0f} KiB without), "
-        f"+{max(with_cards, default=0) / 1024:.1f} KiB at most, "
-        f"{len(with_cards)} of {len(added)} pages with cards"
+        f"ratio {after / before:.3f} (+{(after / before - 1) * 100:.1f}%)"
     )
+    carded = [page for page, size in sizes["plugin"].items() if size.cards]
+    for label, field in (("HTML", "raw"), ("gzipped", "gzipped")):
+        old = {page: getattr(size, field) for page, size in sizes["no-cards"].items()}
+        added = [getattr(sizes["plugin"][page], field) - old.get(page, 0) for page in carded]
+        print(
+            f"{'':<22} {label}: +{sum(added) / max(len(added), 1) / 1024:.1f} KiB a page with "
+            f"cards on average, +{max(added, default=0) / 1024:.1f} KiB at most "
+            f"({len(carded)} of {len(old)} pages; they weigh "
+            f"{sum(old.get(page, 0) for page in carded) / max(len(carded), 1) / 1024:.1f} KiB "
+            "on average without)"
+        )
     return ratio
 
 

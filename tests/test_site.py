@@ -300,13 +300,17 @@ def test_the_demo_builds_strict_with_no_warning_and_sources_untouched(demo_site,
     assert tree_digest(demo_site / "docs") == before
 
 
-def test_code_references_link_to_the_pinned_lines_with_a_tooltip(demo_site):
+def test_code_references_link_to_the_pinned_lines_with_a_card(demo_site):
     page = html_of(demo_site, "analysis/pr-2-review")
     base = f"https://github.com/example-org/minitrain/blob/{PIN}/"
-    assert (
-        f'<a href="{base}minitrain/config.py#L56-L57" title="minitrain@79841b4">'
-        "<code>minitrain/config.py:56-57</code></a>"
-    ) in page
+    card = re.search(
+        rf'<a href="{re.escape(base)}minitrain/config.py#L56-L57" data-kb-card="([\w-]+)">'
+        "<code>minitrain/config.py:56-57</code></a>",
+        page,
+    )
+    assert card is not None
+    template = re.search(rf'<template id="{card[1]}">(.*?)</template>', page, re.S)
+    assert template is not None and "minitrain@79841b4" in template[1]
     zh = html_of(demo_site, "analysis/fsdp-actor-source-analysis.zh")
     assert f'<a href="{base}minitrain/backends/fsdp/actor.py#L30-L37"' in zh
     # Already a permalink in the source: it stays one link, not a link inside a link.
@@ -504,11 +508,11 @@ def test_code_links_and_boxes_survive_a_tags_listing_filled_in_after_them(site_k
     assert result.returncode == 0, result.stderr
     page = (site_kb.root / "site" / "one" / "index.html").read_text("utf-8")
     base = f"https://github.com/acme/lib/blob/{site_kb.pin}/lib/core.py"
-    assert (
-        f'<a href="{base}#L6-L7" title="lib@{site_kb.pin[:7]}"><code>lib/core.py:6-7</code></a>'
-        in page
+    card = 'data-kb-card="kb-card-\\d+"'
+    assert re.search(
+        rf'<a href="{re.escape(base)}#L6-L7" {card}><code>lib/core.py:6-7</code></a>', page
     )
-    assert f'<a href="{base}#L6" title="lib@{site_kb.pin[:7]}">lib/core.py:6</a>' in page
+    assert re.search(rf'<a href="{re.escape(base)}#L6" {card}>lib/core.py:6</a>', page)
     assert '<a href="../two/">' in page  # the listing
     article = page[page.index("<article") : page.index("</article>")]
     assert article.index('<h1 id="one">') < article.index('class="admonition abstract kb-path"')

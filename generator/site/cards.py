@@ -46,6 +46,8 @@ VISIBLE_LINES = 12
 LINE_CHARACTERS = 400
 """A longer line (minified code, data) is cut here: one line must not take a page's budget."""
 TEMPLATE_PREFIX = "kb-card-"
+MAX_KEPT = 20_000
+"""Cards kept for other pages citing the same lines (a few KiB each)."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,8 @@ class CardMaker:
     """The clone of an upstream by `Upstream` (the verifier's `Resolver.store`)."""
     limits: CardLimits = field(default_factory=CardLimits)
     _outlines: dict[str, Outline] = field(default_factory=dict)
+    _bodies: dict[tuple[Target, str, str], str | None] = field(default_factory=dict)
+    """Cards already made, for the pages citing the same lines: each is highlighted once."""
 
     def page_cards(
         self, pairs: Sequence[tuple[CodeLink, ResolvedRef]], lang: str | None
@@ -139,7 +143,7 @@ class CardMaker:
                 continue
             if target not in ids:
                 ids[target] = None
-                body = self._card(target, link.url, words)
+                body = self._body(target, link.url, lang, words)
                 if body is not None:
                     card_id = f"{TEMPLATE_PREFIX}{len(templates) + 1}"
                     template = f'<template id="{card_id}">{body}</template>'
@@ -155,6 +159,16 @@ class CardMaker:
         return PageCards(links, "\n".join(templates), len(templates), skipped)
 
     # -- one card
+
+    def _body(
+        self, target: Target, url: str, lang: str | None, words: dict[str, str]
+    ) -> str | None:
+        key = (target, url, lang or "")
+        if key not in self._bodies:
+            if len(self._bodies) >= MAX_KEPT:
+                self._bodies.clear()
+            self._bodies[key] = self._card(target, url, words)
+        return self._bodies[key]
 
     def _card(self, target: Target, url: str, words: dict[str, str]) -> str | None:
         upstream = self.upstreams.get(target.upstream)

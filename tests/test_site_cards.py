@@ -1,0 +1,186 @@
+"""Code cards and the trust line in a real `mkdocs build` of a small knowledge base.
+
+What a reader sees of them in a browser is in test_browser.py; here, what the build writes:
+the cards' bounds, the search index, the page without JavaScript, and the options' errors.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import json
+import re
+import shutil
+
+import pytest
+
+from generator.site.cards import highlighted_lines
+from generator.upstream.gitbuild import RepoBuilder
+from tests.conftest import CORE_PY, KB, ROOT, mkdocs_build, site_config
+
+LONG_PY = "".join(f"def step_{n}():\n    return {n}  # unique_marker_{n}\n\n" for n in range(1, 41))
+
+
+@pytest.fixture
+def cards_kb(lib_kb: KB) -> KB:
+    """The lib knowledge base with a long file, a page citing it, and the project's mkdocs.yml."""
+    repo = RepoBuilder(lib_kb.root / "cache" / "lib")
+    pin = repo.commit({"lib/long.py": LONG_PY}, "Add long.py")  # the branch's new tip
+    lib_kb.upstreams["lib"]["pin"] = pin
+    lib_kb.write_manifest()
+    lib_kb.pin = pin  # type: ignore[attr-defined]
+    shutil.copy(ROOT / "mkdocs.yml", lib_kb.root / "mkdocs.yml")
+    site_config(lib_kb.root)
+    lib_kb.page(
+        "index.md",
+        """\
+        ---
+        title: Home
+        ---
+        # Home
+
+        `alpha()` is at `lib/core.py:6-7`; the steps are `lib/long.py:1-120`, the whole module
+        is `lib/core.py`, and `lib/core.py:6-7` again shares the first card.
+        """,
+    )
+    return lib_kb
+
+
+def _options(kb: KB, options: str) -> None:
+    config = kb.root / "mkdocs.yml"
+    marker = "  - knowledge-base:\n"
+    config.write_text(config.read_text("utf-8").replace(marker, marker + options), "utf-8")
+
+
+def _page(kb: KB) -> str:
+    return (kb.root / "site" / "index.html").read_text("utf-8")
+
+
+def _templates(page: str) -> dict[str, str]:
+    return dict(re.findall(r'<template id="([\w-]+)">(.*?)</template>', page, re.S))
+
+
+def _card_lines(template: str) -> list[tuple[int, str]]:
+    """The numbered lines of a card's code, as text (one line of HTML each)."""
+    code = re.search(r"<code>(.*)</code>", template, re.S)
+    assert code is not None
+    lines = []
+    for piece in code[1].split("\n"):
+        number = re.search(r'data-n="(\d+)"', piece)
+        if number:
+            lines.append((int(number[1]), html.unescape(re.sub(r"<[^>]+>", "", piece))))
+    return lines
+
+
+def test_a_card_holds_the_cited_lines_and_is_shared_by_the_same_target(cards_kb):
+    result = mkdocs_build(cards_kb.root, "--no-strict")
+    assert result.returncode == 0, result.stderr
+    page = _page(cards_kb)
+    links = re.findall(r'<a href="([^"]+)" data-kb-card="([\w-]+)">(?:<code>)?([^<]+)', page)
+    by_text: dict[str, list[str]] = {}
+    for _, card, text in links:
+        by_text.setdefault(text, []).append(card)
+    assert len(set(by_text["lib/core.py:6-7"])) == 1 and len(by_text["lib/core.py:6-7"]) == 2
+    templates = _templates(page)
+    core = templates[by_text["lib/core.py:6-7"][0]]
+    expected = [(6, "def alpha(x):"), (7, "    return x + 1")]
+    assert _card_lines(core) == expected
+    assert f"lib@{cards_kb.pin[:7]}" in core
+    # The whole file: its outline, each definition with its line.
+    outline = templates[by_text["lib/core.py"][0]]
+    entries = re.findall(
+        r'kb-card__ln">(\d+)</span><span class="kb-card__kind">(\w+)</span> <code>(\w+)', outline
+    )
+    tree = ast.parse(CORE_PY)
+    expected = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            expected.append((str(node.lineno), node.name))
+    assert [(line, name) for line, _, name in entries] == sorted(expected, key=lambda e: int(e[0]))
+    assert [kind for _, kind, _ in entries] == ["function", "class", "method", "method"]
+
+
+def test_a_long_range_embeds_card_lines_and_says_how_many_more(cards_kb):
+    _options(cards_kb, "      card_lines: 30\n")
+    result = mkdocs_build(cards_kb.root, "--no-strict")
+    assert result.returncode == 0, result.stderr
+    page = _page(cards_kb)
+    card = re.search(r'data-kb-card="([\w-]+)"><code>lib/long.py:1-120', page)
+    assert card is not None
+    template = _templates(page)[card[1]]
+    lines = LONG_PY.splitlines()
+    assert _card_lines(template) == [(n, lines[n - 1]) for n in range(1, 31)]
+    assert "Show all 30 lines" in template
+    assert "90 more lines on GitHub" in template
+
+
+def test_the_page_budget_leaves_the_rest_as_plain_links(cards_kb):
+    _options(cards_kb, "      card_page_bytes: 1500\n")
+    result = mkdocs_build(cards_kb.root, "--no-strict")
+    assert result.returncode == 0, result.stderr
+    page = _page(cards_kb)
+    templates = _templates(page)
+    assert len(templates) >= 1
+    embedded = sum(len(f'<template id="{k}">{v}</template>'.encode()) for k, v in templates.items())
+    assert embedded <= 1500
+    plain = re.findall(r'<a href="https://github.com/acme/lib/blob/[^"]+" title="lib@\w+">', page)
+    assert plain, "the references past the budget keep their plain link and tooltip"
+
+
+def test_cards_stay_out_of_the_search_index_and_the_page_reads_without_them(cards_kb):
+    result = mkdocs_build(cards_kb.root, "--no-strict")
+    assert result.returncode == 0, result.stderr
+    index = (cards_kb.root / "site" / "search" / "search_index.json").read_text("utf-8")
+    docs = json.loads(index)["docs"]
+    assert docs and not any("unique_marker_1" in doc["text"] for doc in docs)
+    assert not any("kb-card" in doc["text"] for doc in docs)
+    page = _page(cards_kb)
+    assert "unique_marker_1" in page  # in the card, which the index never saw
+    # Without JavaScript, a <template> shows nothing and the link is the plain link.
+    visible = re.sub(r"<template\b.*?</template>", "", page, flags=re.S)
+    assert "unique_marker_1" not in visible
+    assert re.search(
+        rf'<a href="https://github.com/acme/lib/blob/{cards_kb.pin}/lib/long.py#L1-L120"', page
+    )
+
+
+def test_cards_and_trust_line_can_be_turned_off(cards_kb):
+    _options(cards_kb, "      code_cards: false\n      trust_line: false\n")
+    result = mkdocs_build(cards_kb.root, "--no-strict")
+    assert result.returncode == 0, result.stderr
+    page = _page(cards_kb)
+    assert "<template" not in page and "kb-trust" not in page and "kb-cards.js" not in page
+    assert f'title="lib@{cards_kb.pin[:7]}"' in page
+
+
+def test_the_trust_line_counts_what_the_build_verified(cards_kb):
+    result = mkdocs_build(cards_kb.root, "--no-strict")
+    assert result.returncode == 0, result.stderr
+    page = _page(cards_kb)
+    line = re.search(r'<p class="kb-trust">(.*?)</p>', page, re.S)
+    assert line is not None
+    text = re.sub(r"<[^>]+>", "", line[1])
+    # Four references, all verified, at the branch's tip (the fixture's last commit).
+    assert text == f"4 code references verified at lib@{cards_kb.pin[:7]} · at the tip of main"
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("card_lines", "0"), ("card_page_bytes", "-5"), ("card_lines", "many")],
+)
+def test_a_bad_card_option_stops_the_build_naming_it(cards_kb, option, value):
+    _options(cards_kb, f"      {option}: {value}\n")
+    result = mkdocs_build(cards_kb.root, "--no-strict")
+    assert result.returncode != 0
+    assert f"option '{option}'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_upstream_code_is_escaped_whatever_it_holds():
+    hostile = ["</template><script>alert(1)</script>", "<img src=x onerror=alert(2)>", "&amp;"]
+    for path in ("x.py", "x.html", "Makefile", "x.unknown-extension"):
+        lines = highlighted_lines(path, hostile)
+        assert len(lines) == 3
+        joined = "\n".join(lines)
+        assert "<script" not in joined and "<img" not in joined and "</template" not in joined
+        assert [html.unescape(re.sub(r"<[^>]+>", "", line)) for line in lines] == hostile

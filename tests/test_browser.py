@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -27,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import KB, ROOT, mkdocs_build, site_config
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
@@ -313,14 +312,14 @@ def test_the_spec_board_is_in_the_nav_and_shows_the_computed_criteria(browser, s
 # -- code cards and the trust line
 
 
+def _git(clone: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(clone), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
 def _git_lines(clone: Path, commit: str, path: str) -> list[str]:
-    shown = subprocess.run(
-        ["git", "-C", str(clone), "show", f"{commit}:{path}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return shown.stdout.splitlines()
+    return _git(clone, "show", f"{commit}:{path}").splitlines()
 
 
 def _link_js(text: str) -> str:
@@ -476,9 +475,13 @@ def test_a_code_card_fits_a_phone_screen_and_a_tap_pins_it(browser, server):
             " return [r.left + r.width / 2, r.top + r.height / 2]; })()"
         )
         point = {"x": box[0], "y": box[1]}
-        browser.call("Input.dispatchTouchEvent", type="touchStart", touchPoints=[point])
-        browser.call("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[])
-        browser.wait_for(_CARD_SHOWN)
+
+        def tap() -> None:
+            browser.call("Input.dispatchTouchEvent", type="touchStart", touchPoints=[point])
+            browser.call("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[])
+            browser.wait_for(_CARD_SHOWN)
+
+        tap()
         assert browser.evaluate("location.pathname").endswith(FSDP_PAGE)  # pinned, not followed
         assert browser.evaluate(
             "document.getElementById('kb-card').classList.contains('kb-card--pinned')"
@@ -489,10 +492,12 @@ def test_a_code_card_fits_a_phone_screen_and_a_tap_pins_it(browser, server):
         )
         assert rect[0] >= 0 and rect[1] >= 0 and rect[2] <= width and rect[3] <= height
         browser.screenshot(ARTIFACTS / "card-phone.png")
-        _set_scheme(browser, "slate")
+        _set_scheme(browser, "slate")  # a click elsewhere: it closes the pinned card
+        browser.wait_for("document.getElementById('kb-card').hidden")
+        tap()
         browser.screenshot(ARTIFACTS / "card-phone-dark.png")
-        _set_scheme(browser, "default")
     finally:
+        _set_scheme(browser, "default")
         browser.call("Emulation.setTouchEmulationEnabled", enabled=False)
         browser.call(
             "Emulation.setDeviceMetricsOverride",
@@ -504,14 +509,7 @@ def test_a_code_card_fits_a_phone_screen_and_a_tap_pins_it(browser, server):
 
 
 def test_the_trust_line_says_what_the_build_verified(browser, server, demo_site, demo_clones):
-    listed = subprocess.run(
-        [sys.executable, "-m", "generator", "verify", "--list-refs", "--format", "json"],
-        cwd=demo_site,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        check=False,
-    )
+    listed = KB(demo_site).cli("verify", "--list-refs", "--format", "json")
     refs = json.loads(listed.stdout)["refs"]
     page = "docs/analysis/fsdp-actor-source-analysis.zh.md"
     verified: dict[str, int] = {}
@@ -527,12 +525,7 @@ def test_the_trust_line_says_what_the_build_verified(browser, server, demo_site,
     assert {pin for pin, _ in items} == set(verified)
     for pin, text in items:
         name, commit = pin.split("@")
-        behind = subprocess.run(
-            ["git", "-C", str(demo_clones / name), "rev-list", "--count", f"{commit}..main"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
+        behind = _git(demo_clones / name, "rev-list", "--count", f"{commit}..main").strip()
         assert text.startswith(f"{verified[pin]} ")
         assert (f"落后 main {behind} 个提交" in text) if behind != "0" else ("最新提交" in text)
     # Right under the title.
@@ -558,8 +551,6 @@ def render():
 def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, str]]:
     """A knowledge base whose upstream holds HTML and ``</script>`` in its code, and a page
     with a reference a sync held for review; built, and served on 127.0.0.1."""
-    from tests.conftest import KB, mkdocs_build, site_config
-
     kb = KB(tmp_path_factory.mktemp("hostile") / "kb")
     kb.docs.mkdir(parents=True)
     repo = kb.new_upstream("evil")
@@ -626,12 +617,7 @@ def test_the_trust_line_links_to_the_references_waiting_for_review(browser, host
     browser.evaluate("document.querySelector('.kb-trust__item--held a').click()")
     browser.wait_for("location.hash === '#kb-held-1'")
     assert browser.evaluate("document.getElementById('kb-held-1').textContent") == "lib/held.py:1-2"
-    behind = subprocess.run(
-        ["git", "-C", str(clone), "rev-list", "--count", f"{pin}..main"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    behind = _git(clone, "rev-list", "--count", f"{pin}..main").strip()
     verified = browser.evaluate("document.querySelector('.kb-trust__item--verified').textContent")
     assert verified == f"1 code reference verified at evil@{pin[:7]} · {behind} commit behind main"
     browser.screenshot(ARTIFACTS / "trust-line-held.png")

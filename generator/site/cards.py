@@ -30,7 +30,7 @@ from typing import NamedTuple
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
-from pygments.lexers import TextLexer, get_lexer_for_filename
+from pygments.lexers import TextLexer, get_lexer_by_name, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
 from generator.model import ResolvedRef, Upstream
@@ -333,11 +333,50 @@ def _lexer_key(path: str) -> str:
     return "file." + name.rsplit(".", 1)[1] if "." in name else name
 
 
+_LEXER_NAMES = {
+    "file.py": "python",
+    "file.pyi": "python",
+    "file.pyx": "cython",
+    "file.c": "c",
+    "file.h": "c",
+    "file.cc": "cpp",
+    "file.cpp": "cpp",
+    "file.cu": "cuda",
+    "file.cuh": "cuda",
+    "file.hpp": "cpp",
+    "file.rs": "rust",
+    "file.go": "go",
+    "file.java": "java",
+    "file.js": "javascript",
+    "file.ts": "typescript",
+    "file.sh": "bash",
+    "file.yaml": "yaml",
+    "file.yml": "yaml",
+    "file.json": "json",
+    "file.toml": "toml",
+}
+"""The lexers of the usual files, found by name: finding one by file name weighs every lexer
+that claims the pattern (0.13 s in a build's first lookup)."""
+
+
 @functools.lru_cache(maxsize=256)
 def _lexer(filename: str) -> Lexer:
     """The lexer for files named like ``filename``, keeping the blank lines at either end
     (stripping them would put the numbers off)."""
     try:
+        name = _LEXER_NAMES.get(filename)
+        if name is not None:
+            return get_lexer_by_name(name, stripnl=False, ensurenl=True)
         return get_lexer_for_filename(filename, stripnl=False, ensurenl=True)
     except ClassNotFound:
         return TextLexer(stripnl=False, ensurenl=True)
+
+
+def prepare_python_lexer() -> None:
+    """Make Pygments' Python lexer ready (it compiles its patterns on first use, 0.1 s).
+
+    For the build to call before it forks the verification, which makes the cards: the child
+    inherits the lexer ready, and the build itself would compile it anyway to highlight the
+    pages' own Python blocks.
+    """
+    _lexer("file.py")

@@ -70,7 +70,7 @@ from generator.refs.extract import scan
 from generator.refs.slugs import github_slug
 from generator.site import live, navigation
 from generator.site.background import Background, BackgroundFailed
-from generator.site.cards import CardLimits, CardMaker
+from generator.site.cards import CardLimits, CardMaker, prepare_python_lexer
 from generator.site.codelinks import (
     PLACEHOLDERS,
     CodeLink,
@@ -371,6 +371,8 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                 "knowledge-base: serving whatever the findings (strict mode applies to "
                 "`mkdocs build`); they are shown on the pages"
             )
+        if self.config.code_links and self.config.code_cards:
+            prepare_python_lexer()
         if self.config.verify or self.config.code_links:
             # MkDocs walks the docs again right after and says what it has to say then.
             with _silenced(logging.getLogger("mkdocs.structure.files")):

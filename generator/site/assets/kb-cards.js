@@ -156,7 +156,7 @@
     if (event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) {
       return;
     }
-    if (pinned && current === link) return;
+    if ((pinned && current === link) || !templateOf(link)) return;
     event.preventDefault();
     clearTimeout(showTimer);
     pin(link, event.detail === 0);

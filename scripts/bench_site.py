@@ -131,7 +131,7 @@ def compare(name: str, root: Path, runs: int) -> float:
     before, after = min(times["no-cards"]), plugin
     print(
         f"{'  code cards':<22} without {before:6.2f} s   with        {after:6.2f} s   "
-        f"ratio {after / before:.3f} (+{(after / before - 1) * 100:.1f}%)"
+        f"ratio {after / before:.3f} ({(after / before - 1) * 100:+.1f}%)"
     )
     carded = [page for page, size in sizes["plugin"].items() if size.cards]
     for label, field in (("HTML", "raw"), ("gzipped", "gzipped")):

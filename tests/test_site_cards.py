@@ -123,6 +123,7 @@ def test_the_page_budget_leaves_the_rest_as_plain_links(cards_kb):
     assert len(templates) >= 1
     embedded = sum(len(f'<template id="{k}">{v}</template>'.encode()) for k, v in templates.items())
     assert embedded <= 1500
+    assert "code cards left out, past card_page_bytes (1500)" in result.stderr
     plain = re.findall(r'<a href="https://github.com/acme/lib/blob/[^"]+" title="lib@\w+">', page)
     assert plain, "the references past the budget keep their plain link and tooltip"
 
@@ -184,3 +185,30 @@ def test_upstream_code_is_escaped_whatever_it_holds():
         joined = "\n".join(lines)
         assert "<script" not in joined and "<img" not in joined and "</template" not in joined
         assert [html.unescape(re.sub(r"<[^>]+>", "", line)) for line in lines] == hostile
+
+
+def test_a_reference_into_an_upstream_without_a_clone_keeps_its_plain_link(cards_kb):
+    cards_kb.upstreams["far"] = {
+        "url": "https://example.org/far.git",
+        "branch": "main",
+        "pin": "1" * 40,
+        "prefixes": ["far/"],
+        "web_url": "https://github.com/acme/far",
+    }
+    cards_kb.write_manifest()
+    cards_kb.page(
+        "index.md", "---\ntitle: Home\n---\n# Home\n\nSee `far/x.py:3-4` and `lib/core.py:6-7`.\n"
+    )
+    result = mkdocs_build(cards_kb.root, "--no-strict")
+    assert result.returncode == 0, result.stderr
+    assert "upstream-not-cloned" in result.stderr
+    page = _page(cards_kb)
+    assert re.search(
+        r'<a href="https://github.com/acme/far/blob/1{40}/far/x.py#L3-L4" title="far@1111111">',
+        page,
+    )
+    assert re.search(r'data-kb-card="[\w-]+"><code>lib/core.py:6-7', page)
+    # The trust line counts only what was verified: the unchecked reference is not.
+    line = re.search(r'<p class="kb-trust">(.*?)</p>', page, re.S)
+    assert line is not None
+    assert re.sub(r"<[^>]+>", "", line[1]).startswith("1 code reference verified at lib@")

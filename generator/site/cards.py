@@ -38,6 +38,7 @@ from generator.refs.outline import Outline, outline_plain, outline_python
 from generator.refs.resolve import symbol_definitions
 from generator.site.codelinks import CodeLink, code_url
 from generator.upstream.gitstore import BlobText, GitStore, RepositoryUnavailable
+from generator.upstream.manifest import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,6 @@ class PageCards:
 
     links: list[CodeLink]
     templates: str = ""
-    cards: int = 0
     skipped: int = 0
     """References with a card to show that the page's byte budget left out."""
 
@@ -95,6 +95,7 @@ _WORDS = {
         "open": "Open on {forge}",
         "empty": "(empty file)",
         "binary": "(binary file)",
+        "more-symbols": "{count} more definitions on {forge}",
     },
     "zh": {
         "lines": "第 {start}–{end} 行",
@@ -106,6 +107,7 @@ _WORDS = {
         "open": "在 {forge} 打开",
         "empty": "（空文件）",
         "binary": "（二进制文件）",
+        "more-symbols": "另有 {count} 个定义，见 {forge}",
     },
 }
 
@@ -156,7 +158,7 @@ class CardMaker:
                         skipped += 1
             card_id = ids[target]
             links.append(replace(link, card=card_id) if card_id else link)
-        return PageCards(links, "\n".join(templates), len(templates), skipped)
+        return PageCards(links, "\n".join(templates), skipped)
 
     # -- one card
 
@@ -208,7 +210,9 @@ class CardMaker:
             if entry is None or entry.kind != "blob" or entry.is_symlink:
                 return None
             return store.blob(entry.sha)
-        except (RepositoryUnavailable, OSError) as error:
+        except (ConfigError, RepositoryUnavailable, OSError) as error:
+            # No clone here (its references are unchecked), or the clone lost the commit: the
+            # reference keeps its plain link, and the verification has said why.
             log.debug("no card for %s:%s: %s", target.upstream, target.path, error)
             return None
 
@@ -279,9 +283,10 @@ class CardMaker:
                 f"<code>{escape(symbol.name)}</code></a></li>"
             )
         more = len(outline.symbols) - len(items)
-        note = (
-            f'<p class="kb-card__note">+{more}</p>' if more > 0 else ""
-        )  # the forge shows the rest
+        note = ""
+        if more > 0:
+            text = words["more-symbols"].format(count=more, forge=forge_name(upstream.web_url))
+            note = f'<p class="kb-card__note">{escape(text)}</p>'
         return (
             f'<p class="kb-card__label">{escape(words["outline"])}</p>'
             f'<ul class="kb-card__outline">{"".join(items)}</ul>{note}'

@@ -486,6 +486,14 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                 if self.config.code_cards:
                     made = cards.page_cards(pairs, lang)
                     links, templates = made.links, made.templates
+                    if made.skipped:
+                        log.info(
+                            "knowledge-base: %s: %d code cards left out, past card_page_bytes "
+                            "(%d); their references keep the plain link",
+                            printable(page.display),
+                            made.skipped,
+                            self.config.card_page_bytes,
+                        )
                 else:
                     links = [link for link, _ in pairs]
                 trust = (

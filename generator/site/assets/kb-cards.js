@@ -167,4 +167,6 @@
   });
 
   window.addEventListener("resize", place);
+  // Material's instant navigation swaps the page under the card: close it then.
+  if (window.document$ && window.document$.subscribe) window.document$.subscribe(hide);
 })();

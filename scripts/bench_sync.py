@@ -19,6 +19,7 @@ with the truth computed from the identities, independently of the tool:
 
 The history also has the shapes that once misled it: code copied in one commit and its original
 deleted in a later one, lines edited then reverted, functions of the same name in several files,
+classes whose methods share their names (and a commit that reorders them while editing one),
 ``.md`` and ``.patch`` files quoting functions, a reference placed after one whose rewrite gives
 it its own text, and references in headings that other text links to. So it also counts:
 
@@ -26,7 +27,7 @@ it its own text, and references in headings that other text links to. So it also
   reference other than the one held, or a held reference no entry names (target: 0);
 * candidates not at the new pin: a candidate whose file or lines are not there (target: 0);
   and, of the changed references whose cited lines partly survive in one file, those whose
-  first candidate holds none of them (ideally 0);
+  first candidate holds none of them (ideally 0), also counted for methods of classes alone;
 * links to headings broken by the sync (target: 0);
 * the size of the Markdown drift report per 1,000 references.
 """

@@ -424,12 +424,17 @@ class FileIndex:
         """Whether the quoted text (white space aside) is in the text of lines ``start..end``:
         starting at ``start`` when only one line is cited. Most quotes are such copies, seen so
         with one string search, before the quote is even read into lines."""
-        wanted = " ".join(quote.split())
         lines = self.lines
-        if not wanted or not 1 <= start <= len(lines):
+        copied = quote.strip()
+        if not copied or not 1 <= start <= len(lines):
             return False
         if end > start:
-            return wanted in _flattened(lines[start - 1 : end])
+            # A quote copied as the file has it is in the cited lines as it is; white space
+            # only needs to be made alike when that fails (a quote in the raw text is in the
+            # flattened text too: flattening makes each run of white space one space).
+            cited = lines[start - 1 : end]
+            return copied in "\n".join(cited) or " ".join(quote.split()) in _flattened(cited)
+        wanted = " ".join(quote.split())
         # One cited line: the quote starts there, and runs on over as many lines as it needs.
         if not lines[start - 1].strip():
             return False

@@ -301,5 +301,5 @@ def test_the_spec_board_is_in_the_nav_and_shows_the_computed_criteria(browser, s
     deep_dives = sum(
         "\nkind: pr-deep-dive\n" in p.read_text("utf-8") for p in (ROOT / "docs").rglob("*.md")
     )
-    assert diagrams[1:3] == ["met", f"0 of {deep_dives}"]
+    assert diagrams[1] == "met" and diagrams[2].startswith(f"0 of {deep_dives} pages")
     browser.screenshot(ARTIFACTS / "board.png")

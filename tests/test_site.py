@@ -838,7 +838,7 @@ def test_the_board_page_shows_missing_diagrams_and_ref_health_from_this_build(go
     ]
     pr = next(row for row in rows if row[0] == "PR 7")
     refs, links, diagrams = pr[1].split("\n")[:3]
-    assert refs == "1 refs: 0 errors, 1 warning"  # the symbol was not found
+    assert refs == "1 ref: 0 errors, 1 warning"  # the symbol was not found
     assert links == "0 broken links"
     assert diagrams.startswith("diagrams 2/4: section 4.2 (call chain) has a graph, not a Mermaid")
     assert "section 5 (module relationships) is missing" in diagrams

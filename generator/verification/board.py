@@ -44,6 +44,7 @@ from generator.kb.specs import SPEC_STATUSES, Governance, Spec, mermaid_count, n
 from generator.model import Severity
 from generator.upstream.manifest import Manifest
 from generator.verification.pipeline import Report
+from generator.verification.report import plural
 
 DEFAULT_MAX_BEHIND = 20
 BOARD_SCHEMA_VERSION = 1
@@ -545,10 +546,10 @@ def _pages_table(pages: list[PageHealth], link_prefix: str) -> list[str]:
         # A table cell first (backslashes, pipes), then link text (brackets): each escaped once.
         title = _cell(page.title).replace("[", "\\[").replace("]", "\\]")
         href = (link_prefix + page.rel).replace(" ", "%20")
-        warnings = f"{page.ref_warnings} warning{'' if page.ref_warnings == 1 else 's'}"
         facts = [
-            f"{page.refs} refs: {page.ref_errors} errors, {warnings}",
-            f"{page.broken_links} broken links",
+            f"{plural(page.refs, 'ref')}: {plural(page.ref_errors, 'error')}, "
+            f"{plural(page.ref_warnings, 'warning')}",
+            plural(page.broken_links, "broken link"),
         ]
         if page.diagrams_required:
             diagrams = f"diagrams {page.diagrams_met}/{page.diagrams_required}"
@@ -556,10 +557,10 @@ def _pages_table(pages: list[PageHealth], link_prefix: str) -> list[str]:
                 " met" if not page.diagrams_missing else ": " + "; ".join(page.diagrams_missing)
             )
         else:
-            diagrams = f"{page.diagrams} diagrams (none required)"
+            diagrams = f"{plural(page.diagrams, 'diagram')} (none required)"
         facts.append(diagrams)
         if page.commits_behind is not None:
-            facts.append(f"{page.commits_behind} commits behind")
+            facts.append(f"{plural(page.commits_behind, 'commit')} behind")
         health = "<br>".join(_breakable(_cell(fact)) for fact in facts)
         out.append(
             f"| [{_breakable(title)}]({href}) | {health} | "

@@ -445,26 +445,32 @@ def pr_server(pr_site: Path) -> Iterator[str]:
         yield url
 
 
-@contextlib.contextmanager
-def _viewport(devtools: DevTools, width: int) -> Iterator[None]:
-    """The page laid out ``width`` CSS pixels wide (a phone's below 500), then back to 1280."""
+def _set_viewport(devtools: DevTools, width: int, height: int = 900) -> None:
+    """Lay the page out ``width`` CSS pixels wide, as a phone's below 500."""
     devtools.call(
         "Emulation.setDeviceMetricsOverride",
         width=width,
-        height=900,
+        height=height,
         deviceScaleFactor=1,
         mobile=width < 500,
     )
+
+
+@contextlib.contextmanager
+def _viewport(devtools: DevTools, width: int) -> Iterator[None]:
+    """The page laid out ``width`` CSS pixels wide, then back to 1280."""
+    _set_viewport(devtools, width)
     try:
         yield
     finally:
-        devtools.call(
-            "Emulation.setDeviceMetricsOverride",
-            width=1280,
-            height=900,
-            deviceScaleFactor=1,
-            mobile=False,
-        )
+        _set_viewport(devtools, 1280)
+
+
+def _full_page_screenshot(devtools: DevTools, width: int, path: Path) -> None:
+    height = devtools.evaluate("document.documentElement.scrollHeight")
+    _set_viewport(devtools, width, min(height, 8000))
+    devtools.screenshot(path)
+    _set_viewport(devtools, width)
 
 
 _TEXT_SIZES = """function () {
@@ -578,22 +584,7 @@ def test_the_board_and_path_tables_fit_the_page(browser, pr_server, server, widt
             browser.wait_for("document.querySelectorAll('article table').length > 0")
             assert browser.evaluate("document.querySelector('article').clientWidth") <= width
             assert browser.evaluate(_OVERFLOWING_TABLES) == [], (name, width)
-            height = browser.evaluate("document.documentElement.scrollHeight")
-            browser.call(
-                "Emulation.setDeviceMetricsOverride",
-                width=width,
-                height=min(height, 8000),
-                deviceScaleFactor=1,
-                mobile=width < 500,
-            )
-            browser.screenshot(ARTIFACTS / f"{name}-{width}px.png")
-            browser.call(
-                "Emulation.setDeviceMetricsOverride",
-                width=width,
-                height=900,
-                deviceScaleFactor=1,
-                mobile=width < 500,
-            )
+            _full_page_screenshot(browser, width, ARTIFACTS / f"{name}-{width}px.png")
 
 
 def test_a_spec_no_page_names_is_not_measured_on_the_rendered_board(browser, pr_server):

@@ -13,7 +13,7 @@ LEANSPEC_VERSION := 0.3.0
 LEANSPEC_STAMP := .cache/npm/.leanspec-$(LEANSPEC_VERSION)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup mermaid leanspec browser bench-sync bench-site bench-evidence bench-pins fuzz demo demo-upstreams sync-upstream upstreams verify site serve test lint format bench clean
+.PHONY: help setup mermaid leanspec browser bench-sync bench-long-jump bench-site bench-serve bench-evidence bench-pins fuzz demo demo-upstreams sync-upstream upstreams verify site serve test lint format bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -102,8 +102,14 @@ fuzz: $(STAMP)  ## hostile pages (4 x 500) through verify, ingest and the site; 
 bench-sync: $(STAMP)  ## sync 20,000 refs across a generated 200-commit history vs ground truth
 	$(BIN)/python scripts/bench_sync.py
 
+bench-long-jump: $(STAMP)  ## sync 20,000 refs across 1,000 commits of a 3,000-file upstream
+	$(BIN)/python scripts/bench_sync.py --long-jump
+
 bench-site: $(STAMP) $(MERMAID_STAMP)  ## time the site build with and without the plugin
 	$(BIN)/python scripts/bench_site.py
+
+bench-serve: $(STAMP) $(MERMAID_STAMP)  ## mkdocs serve's rebuild after an edit, with and without the plugin
+	$(BIN)/python scripts/bench_serve.py
 
 clean:  ## remove the virtualenv, caches and the built site
 	rm -rf $(VENV) .cache site .pytest_cache .ruff_cache

@@ -19,6 +19,7 @@ with the truth computed from the identities, independently of the tool:
 
 The history also has the shapes that once misled it: code copied in one commit and its original
 deleted in a later one, lines edited then reverted, functions of the same name in several files,
+classes whose methods share their names (and a commit that reorders them while editing one),
 ``.md`` and ``.patch`` files quoting functions, a reference placed after one whose rewrite gives
 it its own text, and references in headings that other text links to. So it also counts:
 
@@ -26,7 +27,7 @@ it its own text, and references in headings that other text links to. So it also
   reference other than the one held, or a held reference no entry names (target: 0);
 * candidates not at the new pin: a candidate whose file or lines are not there (target: 0);
   and, of the changed references whose cited lines partly survive in one file, those whose
-  first candidate holds none of them (ideally 0);
+  first candidate holds none of them (ideally 0), also counted for methods of classes alone;
 * links to headings broken by the sync (target: 0);
 * the size of the Markdown drift report per 1,000 references.
 """
@@ -56,6 +57,10 @@ from generator.refs.extract import extract_headings, scan  # noqa: E402
 from generator.refs.extract.links import extract_anchors  # noqa: E402
 from generator.upstream.gitbuild import run_git  # noqa: E402
 
+METHOD_NAMES = ("sleep", "wake_up", "train_step")
+CLASS_FILE_EVERY = 10
+"""Every tenth file holds classes with methods of the same names instead of functions."""
+
 
 @dataclass
 class Line:
@@ -69,8 +74,6 @@ class Model:
 
     files: dict[str, list[Line]] = field(default_factory=dict)
     next_id: int = 0
-    functions: dict[str, list[int]] = field(default_factory=dict)
-    """Function name -> ids of its lines (header first)."""
     quotes: dict[str, str] = field(default_factory=dict)
     """Files that quote code without being code (``.md``, ``.patch``): never cited, never
     counted as another copy by the truth."""
@@ -88,7 +91,19 @@ class Model:
         for _ in range(rng.randint(4, 12)):
             lines.append(self.new_line(f"    value = value * scale + {rng.randint(0, 10**6)}"))
         lines.append(self.new_line("    return value"))
-        self.functions[name] = [line.ident for line in lines]
+        return lines
+
+    def actor_class(self, name: str, rng: random.Random) -> list[Line]:
+        """A class whose methods have the names every actor class has (``sleep``, ...): a
+        method's name says nothing of which class it is in, only its place does."""
+        lines = [self.new_line(f"class {name}:")]
+        for method in METHOD_NAMES:
+            lines.append(self.new_line(f"    def {method}(self, value, scale=1):"))
+            for _ in range(rng.randint(3, 8)):
+                lines.append(
+                    self.new_line(f"        value = value * scale + {rng.randint(0, 10**6)}")
+                )
+            lines += [self.new_line("        return value"), self.new_line("")]
         return lines
 
     def render(self) -> dict[str, str]:
@@ -107,13 +122,6 @@ class Model:
             for number, line in enumerate(lines, 1)
         }
 
-    def function_span(self, path: str, name: str) -> tuple[int, int] | None:
-        ids = self.functions.get(name)
-        if not ids:
-            return None
-        numbers = [n for n, line in enumerate(self.files[path], 1) if line.ident in set(ids)]
-        return (numbers[0], numbers[-1]) if numbers else None
-
 
 def build_history(root: Path, files: int, commits: int, rng: random.Random) -> tuple[Model, list]:
     """Write the base commit and ``commits`` edit commits of the model with one ``git
@@ -124,9 +132,13 @@ def build_history(root: Path, files: int, commits: int, rng: random.Random) -> t
     for number in range(files):
         path = f"big/mod{number % 12}/file_{number}.py"
         lines = [model.new_line(f'"""Module {number}."""'), model.new_line("")]
-        for _ in range(rng.randint(10, 18)):
-            lines += model.function(next(names), rng)
-            lines.append(model.new_line(""))
+        if number % CLASS_FILE_EVERY == CLASS_FILE_EVERY - 1:
+            for kind in range(rng.randint(2, 4)):
+                lines += model.actor_class(f"Actor{number}Kind{kind}", rng)
+        else:
+            for _ in range(rng.randint(10, 18)):
+                lines += model.function(next(names), rng)
+                lines.append(model.new_line(""))
         model.files[path] = lines
     snapshot = {path: list(lines) for path, lines in model.files.items()}
     stream = [commit_header(0, "base"), *file_changes(model, {}, {})]
@@ -144,7 +156,7 @@ def build_history(root: Path, files: int, commits: int, rng: random.Random) -> t
         "delete-function",
     ]
     # The shapes that misled sync on real histories, rarer than the common edits.
-    kinds += ["copy-then-delete", "edit-then-revert", "same-name", "quote"]
+    kinds += ["copy-then-delete", "edit-then-revert", "same-name", "quote", "reorder-classes"]
     for index in range(commits):
         finish_pending(model)
         for _ in range(rng.randint(1, 4)):
@@ -222,22 +234,36 @@ def finish_pending(model: Model) -> None:
     model.reverts.clear()
 
 
-def function_starts(lines: list[Line]) -> list[int]:
-    return [i for i, line in enumerate(lines) if line.text.startswith("def ")]
+def function_starts(lines: list[Line], methods: bool = False) -> list[int]:
+    """Where the functions (and, with ``methods``, the methods of classes) start."""
+    heads = ("def ", "    def ") if methods else ("def ",)
+    return [i for i, line in enumerate(lines) if line.text.startswith(heads)]
 
 
 def function_end(lines: list[Line], start: int) -> int:
+    body = " " * (len(lines[start].text) - len(lines[start].text.lstrip()) + 4)
     end = start + 1
-    while end < len(lines) and lines[end].text.startswith("    "):
+    while end < len(lines) and lines[end].text.startswith(body):
         end += 1
     return end  # exclusive
 
 
+def indent(line: Line) -> str:
+    return line.text[: len(line.text) - len(line.text.lstrip())]
+
+
+IN_PLACE = ("insert", "edit", "whitespace", "edit-then-revert")
+"""The edits that may touch a method; the others take whole functions elsewhere."""
+
+
 def apply_edit(model: Model, kind: str, rng: random.Random, names: Iterator[str]) -> None:
     paths = sorted(model.files)
+    if kind == "reorder-classes":
+        reorder_classes(model, rng, paths)
+        return
     path = rng.choice(paths)
     lines = model.files[path]
-    starts = function_starts(lines)
+    starts = function_starts(lines, methods=kind in IN_PLACE)
     if not starts:
         return
     start = rng.choice(starts)
@@ -247,7 +273,9 @@ def apply_edit(model: Model, kind: str, rng: random.Random, names: Iterator[str]
         lines[start:start] = new
     elif kind == "edit":
         target = rng.randrange(start + 1, end)
-        lines[target] = model.new_line(f"    value = value - {rng.randint(0, 10**6)}")
+        lines[target] = model.new_line(
+            f"{indent(lines[target])}value = value - {rng.randint(0, 10**6)}"
+        )
     elif kind == "move":
         block = [*lines[start:end], model.new_line("")]
         del lines[start:end]
@@ -275,7 +303,7 @@ def apply_edit(model: Model, kind: str, rng: random.Random, names: Iterator[str]
         model.pending.append((path, [line.ident for line in lines[start:end]]))
     elif kind == "edit-then-revert":
         target = rng.randrange(start + 1, end)
-        edited = model.new_line(f"    value = value - {rng.randint(0, 10**6)}")
+        edited = model.new_line(f"{indent(lines[target])}value = value - {rng.randint(0, 10**6)}")
         model.reverts[edited.ident] = lines[target]
         lines[target] = edited
         model.pending.append((f"revert:{path}", []))
@@ -298,6 +326,29 @@ def apply_edit(model: Model, kind: str, rng: random.Random, names: Iterator[str]
             )
 
 
+def reorder_classes(model: Model, rng: random.Random, paths: list[str]) -> None:
+    """Move a file's first class below the others and edit one of its methods, in one commit:
+    where the diff says the cited lines of that method went, another class's method of the
+    same name now is."""
+    with_classes = [
+        p for p in paths if any(line.text.startswith("class ") for line in model.files[p])
+    ]
+    if not with_classes:
+        return
+    lines = model.files[rng.choice(with_classes)]
+    heads = [i for i, line in enumerate(lines) if line.text.startswith("class ")]
+    if len(heads) < 2:
+        return
+    moved = lines[heads[0] : heads[1]]
+    del lines[heads[0] : heads[1]]
+    lines.extend(moved)
+    body = [i for i, line in enumerate(moved) if line.text.startswith("        value")]
+    target = len(lines) - len(moved) + rng.choice(body)
+    lines[target] = model.new_line(
+        f"{indent(lines[target])}value = value - {rng.randint(0, 10**6)}"
+    )
+
+
 @dataclass
 class Ref:
     page: str
@@ -312,7 +363,7 @@ def make_refs(snapshot: dict[str, list[Line]], count: int, rng: random.Random) -
     refs = []
     spans = []
     for path, lines in snapshot.items():
-        for start in function_starts(lines):
+        for start in function_starts(lines, methods=True):
             spans.append((path, start, function_end(lines, start)))
     for number in range(count):
         path, start, end = spans[number % len(spans)] if number < len(spans) else rng.choice(spans)
@@ -386,7 +437,7 @@ def with_twins(refs: list[Ref], snapshot: dict[str, list[Line]], truth: Truth) -
         # blank edge line go when code is inserted between them, which the identities call
         # broken up; and the end of a function with the header of the next is text that a copy
         # of that header after another function's end matches as well as the original does.
-        inside = not any(line.text.startswith("def ") for line in cited[1:])
+        inside = not any(line.text.lstrip().startswith("def ") for line in cited[1:])
         if len(cited) == end - start + 1 and cited[0].text and cited[-1].text and inside:
             result.append(Ref("", 0, path, start, end, [line.ident for line in cited]))
     return result
@@ -455,9 +506,10 @@ def wrong_bindings(
 
 def candidate_misses(
     report: dict, by_position: dict, refs: list[Ref], model: Model, truth: Truth
-) -> tuple[int, int, int]:
-    """Candidates whose file or lines are not at the new pin; and, of the changed references
-    whose cited lines partly survive in one file, those whose first candidate holds none."""
+) -> tuple[int, int, int, int, int]:
+    """Candidates whose file or lines are not at the new pin; of the changed references whose
+    cited lines partly survive in one file, those whose first candidate holds none, and how
+    many; and the same two figures for the references to methods of a class."""
     files = {path: text.count("\n") for path, text in model.render().items()}
     absent = sum(
         1
@@ -465,7 +517,7 @@ def candidate_misses(
         for candidate in entry["candidates"]
         if files.get(candidate["path"], 0) < candidate["end"] or candidate["start"] < 1
     )
-    missed = checked = 0
+    missed = checked = methods_missed = methods_checked = 0
     for ref in refs:
         entry = by_position.get((ref.page, ref.line))
         if entry is None or entry["status"] != "changed" or not entry["candidates"]:
@@ -473,14 +525,19 @@ def candidate_misses(
         surviving = [truth.where[i] for i in ref.ids if i in truth.where]
         if not surviving or len({path for path, _ in surviving}) != 1:
             continue
-        checked += 1
         first = entry["candidates"][0]
-        if not any(
+        held_none = not any(
             path == first["path"] and first["start"] <= number <= first["end"]
             for path, number in surviving
+        )
+        checked += 1
+        missed += held_none
+        if int(ref.path.rsplit("_", 1)[1].removesuffix(".py")) % CLASS_FILE_EVERY == (
+            CLASS_FILE_EVERY - 1
         ):
-            missed += 1
-    return absent, missed, checked
+            methods_checked += 1
+            methods_missed += held_none
+    return absent, missed, checked, methods_missed, methods_checked
 
 
 def broken_heading_links(root: Path, links: dict[str, list[str]]) -> int:
@@ -512,6 +569,11 @@ def main() -> int:
     parser.add_argument("--refs-per-page", type=int, default=50)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--show-wrong", action="store_true", help="list every wrong rewrite")
+    parser.add_argument(
+        "--show-missed",
+        action="store_true",
+        help="list every reference whose code still exists once but was not rewritten to it",
+    )
     parser.add_argument(
         "--keep",
         type=Path,
@@ -563,6 +625,7 @@ def main() -> int:
         by_position = {(r["page"], r["line"]): r for r in report["refs"]}
         classes: dict[str, int] = {}
         wrong = correct = rewritten = unique = unique_found = 0
+        missed: dict[str, int] = {}
         for ref in refs:
             kind, location = truth.of(ref)
             classes[kind] = classes.get(kind, 0) + 1
@@ -589,6 +652,13 @@ def main() -> int:
             if kind == "unique":
                 unique += 1
                 unique_found += claimed == location
+                if claimed != location:
+                    missed[status] = missed.get(status, 0) + 1
+                    if args.show_missed:
+                        print(
+                            f"  missed: {ref.path}:{ref.start}-{ref.end} truth {location}; "
+                            f"tool {status} ({entry['reason'] if entry else ''})"
+                        )
         precision = correct / rewritten if rewritten else 1.0
         recall = unique_found / unique if unique else 1.0
         print(
@@ -602,9 +672,16 @@ def main() -> int:
         print(
             f"rewrites:  {rewritten} ({wrong} wrong); precision {precision:.4%}; "
             f"recall {recall:.2%} of {unique} refs whose code still exists unchanged once"
+            + (
+                f" (the others: {', '.join(f'{v} {k}' for k, v in sorted(missed.items()))})"
+                if missed
+                else ""
+            )
         )
         bindings = wrong_bindings(root, pages, by_position)
-        absent, missed, checked = candidate_misses(report, by_position, refs, model, truth)
+        absent, missed, checked, methods_missed, methods_checked = candidate_misses(
+            report, by_position, refs, model, truth
+        )
         broken = broken_heading_links(root, links)
         markdown = next((root / ".cache" / "reports").glob("*.md")).read_text("utf-8")
         per_thousand = 1000 / len(refs)
@@ -614,7 +691,9 @@ def main() -> int:
         )
         print(
             f"candidates: {absent} not at the new pin; {missed} of {checked} changed references "
-            "whose cited lines partly survive have a first candidate holding none of them"
+            "whose cited lines partly survive have a first candidate holding none of them "
+            f"({methods_missed} of {methods_checked} among the methods of classes whose "
+            "methods share their names)"
         )
         print(f"headings:  {broken} links to headings broken by the sync")
         print(

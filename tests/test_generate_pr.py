@@ -122,11 +122,33 @@ def test_pr_page_from_github(
     assert ("func_0", "()", "pkg/mod_000.py", "4", "MODIFIED") in rows
     assert ("Widget212", "", "pkg/renamed/mod_212.py", "8", "MODIFIED") in rows
 
-    # The mandatory diagrams, with the real modules as nodes.
-    fences = re.findall(r"(?ms)^```mermaid\n(\w+)(.*?)^```", text)
+    # The mandatory diagrams: the changed files by directory, every one counted once.
+    fences = re.findall(r"(?ms)^```mermaid\n(?:---\n.*?^---\n)?(\w+)(.*?)^```", text)
     assert [kind for kind, _ in fences] == ["graph", "sequenceDiagram", "graph", "classDiagram"]
-    assert 'a_pkg_mod_000_py["pkg/mod_000.py MODIFIED"]' in fences[0][1]
-    assert "participant m_mod_000 as pkg/mod_000.py" in fences[1][1]
+    after = [label.split("<br>") for label in re.findall(r'(?m)^ +a\d+\["(.*)"\]$', fences[0][1])]
+    assert sorted(lines[0] for lines in after) == ["assets/", "pkg/", "pkg/new/", "pkg/renamed/"]
+    counted: dict[str, int] = {}
+    for lines in after:
+        for line in lines[1:]:
+            for number, word in re.findall(r"(\d+) (new|modified|deleted|renamed)", line):
+                counted[word] = counted.get(word, 0) + int(number)
+            if listed := re.fullmatch(r"\S+ (NEW|MODIFIED|REMOVED|RENAMED)", line):
+                word = {"NEW": "new", "REMOVED": "deleted"}.get(listed[1], listed[1].lower())
+                counted[word] = counted.get(word, 0) + 1
+    by_status: dict[str, int] = {}
+    for entry in pr.files:
+        word = {"added": "new", "removed": "deleted"}.get(entry["status"], entry["status"])
+        by_status[word] = by_status.get(word, 0) + 1
+    assert counted == by_status
+    # The call chain and the data flow start with the modules the PR changed most.
+    most = max(
+        (f for f in pr.files if f["filename"].endswith(".py") and f["status"] != "removed"),
+        key=lambda f: (f["additions"] + f["deletions"], [-ord(c) for c in f["filename"]]),
+    )
+    stem = most["filename"].rsplit("/", 1)[-1].removesuffix(".py")
+    assert re.search(rf"(?m)^    participant m_{stem} as {stem}\.py<br>", fences[1][1])
+    first_step = re.search(r'(?m)^    s1\["(.*)"\]$', fences[2][1])
+    assert first_step and "".join(first_step[1].split("<br>")[:-1]) == most["filename"]
     assert "m_mod_000 --> c_Widget0 : defines" in fences[3][1]
 
     assert mermaid_findings(read_page(page)) == []
@@ -303,10 +325,11 @@ def test_hostile_file_names_without_a_local_head_build_harmless(tmp_path: Path) 
     assert len(lines) == len(files) and all(re.search(r" \[\+\d+, -\d+\] ", x) for x in lines)
     for fence in re.findall(r"(?ms)^```mermaid\n(.*?)^```", page.text):
         assert all(line.count('"') % 2 == 0 for line in fence.split("\n"))
-        for label in re.findall(r'"([^"]*)"', fence):  # file names reduced to plain labels
-            assert re.fullmatch(r"[\w./\- ():,]*", label, re.ASCII), label
-        for label in re.findall(r"(?m)^ *participant \w+ as (.*)$", fence):
-            assert re.fullmatch(r"[\w./\- ():,]*", label, re.ASCII), label
+        labels = re.findall(r'"([^"]*)"', fence)
+        labels += re.findall(r"(?m)^ *participant \w+ as (.*)$", fence)
+        for label in labels:  # file names reduced to plain labels, in lines the template breaks
+            for line in label.split("<br>"):
+                assert re.fullmatch(r"[\w./\- ():,]*", line, re.ASCII), label
 
     docs = tmp_path / "site-src" / "docs"
     docs.mkdir(parents=True)
@@ -357,3 +380,25 @@ def test_the_quoted_description_may_cite_what_the_pr_deletes(
     output.write_text(text + "\nThe PR removes `pkg/mod_200.py:1-3`.\n", "utf-8")
     report = kb.verify(str(output.relative_to(kb.root)))
     assert [f.check for f in report.findings] == ["file-missing"]
+
+
+def test_changed_files_are_grouped_by_directory_into_a_bounded_number_of_rows() -> None:
+    from generator.generate.pr import MAX_DIAGRAM_DIRECTORIES, ChangedFile, directory_groups
+
+    def files(paths: list[str]) -> list[ChangedFile]:
+        return [ChangedFile(path, "modified", 1, 0) for path in paths]
+
+    # 3,000 files under one top directory: grouped where they part, the smallest summed up.
+    many = files([f"src/pkg{i % 181}/sub{i % 7}/m{i}.py" for i in range(3000)])
+    groups = directory_groups(many)
+    assert len(groups) == MAX_DIAGRAM_DIRECTORIES
+    assert all(name.startswith("src/pkg") for name, _ in groups[:-1])
+    assert groups[-1][0] == f"+{181 - (MAX_DIAGRAM_DIRECTORIES - 1)}"
+    assert sorted(f.path for _, members in groups for f in members) == sorted(f.path for f in many)
+    # Few directories: each its own row, at the deepest level that stays within the bound.
+    few = files(["README.md", "a/b/c.py", "a/b/d.py", "a/e/f.py"])
+    assert [(name, len(members)) for name, members in directory_groups(few)] == [
+        ("", 1),
+        ("a/b/", 2),
+        ("a/e/", 1),
+    ]

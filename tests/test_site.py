@@ -405,8 +405,8 @@ def test_the_boxes_lists_and_code_links_are_on_the_page_but_only_the_text_is_sea
     assert "This page is being written" not in text
     # Nor are the generated lists, which are made of other pages' titles.
     beginner = html_of(demo_site, "paths/beginner")
-    title = "FSDPActor 源码分析：minitrain/backends/fsdp/actor.py"
-    assert f">{title}</a></td>" in beginner
+    title = "FSDPActor 源码分析：minitrain/<wbr>backends/<wbr>fsdp/<wbr>actor.py"
+    assert f">{title}</a><br />" in beginner
     assert "FSDPActor" not in searched("paths/beginner/")
 
 
@@ -475,7 +475,7 @@ def test_a_small_knowledge_base_builds_clean(site_kb):
     index = (site_kb.root / "site" / "paths" / "start" / "index.html").read_text("utf-8")
     assert re.search(
         r'<h2 id="pages-in-this-path">Pages in this path.*?</h2>\s*<table>.*?'
-        r'<td>1</td>\s*<td><a href="\.\./\.\./one/">One</a></td>',
+        r'<td>1</td>\s*<td><a href="\.\./\.\./one/">One</a><br />\s*Beginner</td>',
         index,
         re.S,
     )
@@ -710,11 +710,23 @@ def test_the_pre_commit_hook_runs_the_verifier(demo_kb):
 
 
 def board_rows(html: str) -> list[list[str]]:
+    """The cells of every table row, as text; a cell's lines (``<br>``) end with a newline."""
     rows = re.findall(r"<tr>(.*?)</tr>", html, re.S)
     return [
-        [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<t[dh]>(.*?)</t[dh]>", r)]
+        [
+            re.sub(r"<[^>]+>", "", re.sub(r"<br\s*/?>", "\n", cell)).strip()
+            for cell in re.findall(r"<t[dh]>(.*?)</t[dh]>", r)
+        ]
         for r in rows
     ]
+
+
+VERDICTS = {"met", "not met", "n/a", "not measured (checks ignored)"}
+
+
+def board_criteria(rows: list[list[str]]) -> dict[str, list[str]]:
+    """Each criterion's row of the board: title -> [result, detail]."""
+    return {row[0]: row[1:] for row in rows if len(row) == 3 and row[1] in VERDICTS}
 
 
 def test_the_spec_board_is_a_generated_page_of_the_demo_site(demo_site):
@@ -725,15 +737,16 @@ def test_the_spec_board_is_a_generated_page_of_the_demo_site(demo_site):
     # The demo collection's spec comes first; the knowledge base's own spec follows it.
     collection = page.split("002-knowledge-base", 1)[0]
     rows = board_rows(collection)
-    criteria = {row[0]: row[1:3] for row in rows if len(row) == 4}
-    verdict, count = criteria["all code references valid at their pin"]
-    assert verdict == "met" and re.fullmatch(r"0 of [1-9]\d*", count)
+    criteria = board_criteria(rows)
+    verdict, detail = criteria["all code references valid at their pin"]
+    assert verdict == "met" and re.fullmatch(r"0 of [1-9]\d* references invalid", detail)
     deep_dives = sum(
         "\nkind: pr-deep-dive\n" in p.read_text("utf-8") for p in (ROOT / "docs").rglob("*.md")
     )
-    assert criteria["every required diagram present"] == ["met", f"0 of {deep_dives}"]
-    verdict, count = criteria["every page in a learning path"]
-    assert verdict == "met" and re.fullmatch(r"0 of [1-9]\d*", count)
+    verdict, detail = criteria["every required diagram present"]
+    assert verdict == "met" and detail.startswith(f"0 of {deep_dives} pages")
+    verdict, detail = criteria["every page in a learning path"]
+    assert verdict == "met" and re.fullmatch(r"0 of [1-9]\d* pages in no path", detail)
     # Pages grouped by status, each with its reference health and required diagrams.
     headings = re.findall(r"<h4[^>]*>(.*?)<", page)
     from collections import Counter
@@ -744,7 +757,11 @@ def test_the_spec_board_is_a_generated_page_of_the_demo_site(demo_site):
     lifecycle = ("draft", "planned", "in-progress", "complete", "archived")
     assert headings == [f"{s} ({statuses[s]})" for s in lifecycle if statuses[s]]
     pr = next(row for row in rows if row[0].startswith("PR #2 deep dive"))
-    assert pr[1:5] == ["53", "0", "0", "0"] and pr[5] == "4/4 met"
+    assert pr[1].split("\n")[:3] == [
+        "53 refs: 0 errors, 0 warnings",
+        "0 broken links",
+        "diagrams 4/4 met",
+    ]
     assert 'href="../analysis/pr-2-grad-clip-offload/"' in page
     # In the nav, from every page.
     assert 'href="board/"' in html_of(demo_site, "") and "Spec board" in html_of(demo_site, "")
@@ -816,13 +833,19 @@ def test_the_board_page_shows_missing_diagrams_and_ref_health_from_this_build(go
     assert result.stderr.count("knowledge-base: checked") == 1
     page = (governed_kb.root / "site" / "board" / "index.html").read_text("utf-8")
     rows = board_rows(page)
-    criteria = {row[0]: row[1:3] for row in rows if len(row) == 4}
-    assert criteria["every required diagram present"] == ["not met", "1 of 1"]
-    assert criteria["all code references valid at their pin"] == ["met", "0 of 2"]
+    criteria = board_criteria(rows)
+    verdict, detail = criteria["every required diagram present"]
+    assert verdict == "not met" and detail.startswith("1 of 1 pages that require diagrams")
+    assert criteria["all code references valid at their pin"] == [
+        "met",
+        "0 of 2 references invalid",
+    ]
     pr = next(row for row in rows if row[0] == "PR 7")
-    assert pr[1:4] == ["1", "0", "1"]  # one reference, with a warning (symbol not found)
-    assert pr[5].startswith("2/4: section 4.2 (call chain) has a graph, not a Mermaid seq")
-    assert "section 5 (module relationships) is missing" in pr[5]
+    refs, links, diagrams = pr[1].split("\n")[:3]
+    assert refs == "1 ref: 0 errors, 1 warning"  # the symbol was not found
+    assert links == "0 broken links"
+    assert diagrams.startswith("diagrams 2/4: section 4.2 (call chain) has a graph, not a Mermaid")
+    assert "section 5 (module relationships) is missing" in diagrams
     assert "Computed by this build from its own verification: 4 pages" in page
     assert not (governed_kb.root / "docs" / "board.md").exists()
     # --strict fails on the missing diagrams (warnings).
@@ -841,10 +864,9 @@ def test_the_board_never_calls_a_criterion_met_whose_checks_were_ignored(governe
     result = build(governed_kb, "--no-strict")
     assert result.returncode == 0, result.stderr  # the broken reference is not reported
     page = (governed_kb.root / "site" / "board" / "index.html").read_text("utf-8")
-    criteria = {row[0]: row[1:] for row in board_rows(page) if len(row) == 4}
+    criteria = board_criteria(board_rows(page))
     assert criteria["all code references valid at their pin"] == [
         "not measured (checks ignored)",
-        "–",
         "not measured: file-missing ignored",
     ]
     assert criteria["no broken link or anchor"][0] == "not measured (checks ignored)"

@@ -358,3 +358,28 @@ def test_a_spec_with_no_pages_has_no_criterion_met(tmp_path):
     markdown = board(root, "--format", "markdown").stdout
     empty = markdown.split("009-empty", 1)[1]
     assert "Acceptance criteria: not measured yet (no pages)" in empty
+
+
+def test_a_diagram_s_config_block_comes_before_its_type(tmp_path):
+    """Mermaid reads a ``---`` block of settings before the diagram's type (the drafted call
+    chain narrows its participants so): the type after it is what a section is checked for."""
+    from generator.kb.diagrams import diagram_status
+    from generator.kb.pages import read_page
+
+    config = "---\nconfig:\n  sequence:\n    width: 110\n---\n"
+    page = tmp_path / "page.md"
+    page.write_text(
+        "---\nkind: pr-deep-dive\n---\n\n# PR\n\n### 2.1 Architecture\n\n```mermaid\ngraph LR\n"
+        "  A --> B\n```\n\n### 4.2 Call Chain\n\n```mermaid\n" + config + "sequenceDiagram\n"
+        "  A->>B: x\n```\n\n### 4.3 Data Flow\n\n```mermaid\n" + config + "sequenceDiagram\n"
+        "  A->>B: x\n```\n\n## 5. Module Relationships\n\nN/A - no class changes\n",
+        "utf-8",
+    )
+    status = diagram_status(read_page(page))
+    assert status is not None
+    assert [(s.requirement.section, s.state, s.found) for s in status.sections] == [
+        ("2.1", "present", None),
+        ("4.2", "present", None),
+        ("4.3", "wrong-type", "sequenceDiagram"),
+        ("5", "not-applicable", None),
+    ]

@@ -216,6 +216,56 @@ def test_code_moved_then_changed_is_a_candidate_where_it_went_not_where_it_was(t
     assert drift.new_lines == edited.splitlines()
 
 
+def test_an_edit_a_later_commit_reverts_leaves_the_reference_where_the_code_is(tmp_path):
+    """Edited in one commit, restored in the next while code is inserted above it: the code
+    the page cites is there at the new pin, so the reference follows it (it is not held as
+    changed); an edit nobody reverts still is."""
+    from generator.sync.reanchor import DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/a.py": FILLER + WORK}, "base")
+    repo.commit({"pkg/a.py": FILLER + WORK.replace("timeout=30", "timeout=99")}, "try 99")
+    repo.commit({"pkg/a.py": "import os\n\n" + FILLER + WORK}, "revert, and import os")
+    new = repo.commit({"pkg/a.py": "import os\n\n" + FILLER + WORK + "\n\nLIMIT = 3\n"}, "limit")
+    store = GitStore(repo.path)
+    drift = Reanchorer(store, old, new).classify("pkg/a.py", 25, 27, "work")
+    assert drift.status is DriftStatus.MOVED, drift.reason
+    assert (drift.new_path, drift.new_start, drift.new_end) == ("pkg/a.py", 27, 29)
+    assert _holds(store, new, ("pkg/a.py", 27, 29), WORK)
+
+    kept = repo.commit({"pkg/a.py": FILLER + WORK.replace("timeout=30", "timeout=5")}, "for good")
+    drift = Reanchorer(store, old, kept).classify("pkg/a.py", 25, 27, "work")
+    assert drift.status is DriftStatus.CHANGED, drift.reason
+
+
+def test_a_function_copied_then_deleted_where_it_was_is_followed_to_its_copy(tmp_path):
+    """Moved in two commits (copied into b.py, then deleted from a.py): the reference follows
+    it. A body copied under another name, its original then deleted, is another function:
+    the reference is held as ambiguous, with the copy as its candidate."""
+    from generator.sync.reanchor import DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER, "pkg/b.py": FILLER}, "base")
+    repo.commit({"pkg/b.py": FILLER + WORK}, "copy work into b")
+    new = repo.commit({"pkg/a.py": FILLER}, "delete work from a")
+    store = GitStore(repo.path)
+    drift = Reanchorer(store, old, new).classify("pkg/a.py", 1, 3, "work")
+    assert drift.status is DriftStatus.MOVED, drift.reason
+    assert (drift.new_path, drift.new_start, drift.new_end) == ("pkg/b.py", 25, 27)
+    assert _holds(store, new, ("pkg/b.py", 25, 27), WORK)
+
+    renamed = WORK.replace("def work(", "def work_all(")
+    repo = RepoBuilder.init(tmp_path / "up2")
+    old = repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER, "pkg/b.py": FILLER}, "base")
+    repo.commit({"pkg/b.py": FILLER + renamed}, "copy the body under another name")
+    new = repo.commit({"pkg/a.py": FILLER}, "delete work from a")
+    body = Reanchorer(GitStore(repo.path), old, new).classify("pkg/a.py", 2, 3, "work")
+    assert body.status is DriftStatus.AMBIGUOUS, body.reason
+    assert body.candidates == [("pkg/b.py", 26, 27)]
+
+
 # -- 4. nothing is skipped silently -----------------------------------------------------------
 
 

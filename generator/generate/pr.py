@@ -79,8 +79,6 @@ Category = Literal["new", "modified", "deleted", "renamed"]
 Change = Literal["NEW", "MODIFIED"]
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-MAX_DIAGRAM_MODULES = 12
-"""Diagrams name at most this many changed modules; the rest are summed up in one node."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -145,13 +143,6 @@ class KeySymbol:
     @property
     def label(self) -> str:
         return f"{self.name}()" if self.kind == "function" else self.name
-
-
-@dataclass(frozen=True)
-class DiagramNode:
-    id: str
-    label: str
-    marker: str  # NEW, MODIFIED, REMOVED, RENAMED
 
 
 @dataclass
@@ -466,6 +457,31 @@ def key_symbols(
 
 # --------------------------------------------------------------------------------------------
 # Diagrams
+#
+# Material draws a Mermaid diagram at its natural size, scaled down to the text column when it
+# is wider (688 px in a 1280 px window): a diagram wider than the column has text smaller than
+# the page's. So each skeleton keeps its width bounded at any PR size: the changed files are
+# grouped by directory, the nodes are capped, no label line is long, and what grows, grows
+# downwards (ARCHITECTURE.md, "Diagrams that read", has the measurements).
+
+MAX_DIAGRAM_DIRECTORIES = 8
+"""Rows of the before/after diagram; the directories beyond are summed up in the last one."""
+FEW_FILES = 3
+"""A directory with at most this many changed files lists them by name."""
+MAX_CALL_PARTICIPANTS = 3
+"""Modules in the call chain besides the caller: a sequence diagram grows sideways."""
+MAX_FLOW_STEPS = 4
+"""Modules in the data-flow chain."""
+MAX_CLASS_MODULES = 3
+"""Modules whose definitions the module diagram draws."""
+LABEL_LINE = 20
+"""Characters per line of a flowchart label. Mermaid wraps a label at spaces only, and a path
+has none: a long one would widen the whole diagram."""
+PARTICIPANT_LINE = 14
+"""Characters per line of a sequence diagram participant."""
+SEQUENCE_CONFIG = {"actorMargin": 20, "width": 110, "height": 80, "diagramMarginX": 8}
+"""Narrower participants, gaps and margins than Mermaid's (150, 50 and 50 px), and taller
+participants (65 px), for two lines of name and one of marker."""
 
 
 def _mermaid_label(text: str) -> str:
@@ -487,51 +503,184 @@ def _mermaid_id(text: str, taken: set[str]) -> str:
     return candidate
 
 
+_WORDS = re.compile(r"[^/ ]*[/ ]?")
+_SYLLABLES = re.compile(r"[^_\-]*[_\-]?")
+
+
+def wrap_label(text: str, width: int = LABEL_LINE) -> tuple[str, ...]:
+    """``text`` made safe for a Mermaid label, in lines of at most ``width`` characters."""
+    return _wrap(_mermaid_label(text), width)
+
+
+def _wrap(text: str, width: int) -> tuple[str, ...]:
+    """``text`` in lines of at most ``width`` characters, broken after a ``/`` or a space where
+    it can be, else after ``_`` or ``-``, else anywhere."""
+    pieces: list[str] = []
+    for word in filter(None, _WORDS.findall(text)):
+        if len(word.rstrip()) <= width:
+            pieces.append(word)
+            continue
+        for syllable in filter(None, _SYLLABLES.findall(word)):
+            pieces += [syllable[i : i + width] for i in range(0, len(syllable), width)]
+    lines: list[str] = []
+    line = ""
+    for piece in pieces:
+        if line and len(line) + len(piece.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += piece
+    if line.strip():
+        lines.append(line.rstrip())
+    return tuple(lines) or ("_",)
+
+
 _MARKERS = {"new": "NEW", "modified": "MODIFIED", "deleted": "REMOVED", "renamed": "RENAMED"}
+_CATEGORIES_IN_ORDER: tuple[Category, ...] = ("new", "modified", "deleted", "renamed")
 
 
-def _diagram_modules(files: Sequence[ChangedFile]) -> tuple[list[ChangedFile], int]:
-    """The changed modules a diagram shows: Python files first, then the others; and the rest."""
-    ordered = [f for f in files if f.is_python] + [
-        f for f in files if not f.is_python and not f.binary
-    ]
-    return ordered[:MAX_DIAGRAM_MODULES], max(0, len(files) - MAX_DIAGRAM_MODULES)
+@dataclass(frozen=True)
+class DiagramNode:
+    id: str
+    lines: tuple[str, ...]
+    """The label, line by line, each already safe for Mermaid."""
+
+
+@dataclass(frozen=True)
+class DiagramRow:
+    """One directory of the before/after diagram: its changed files before, and after."""
+
+    before: DiagramNode
+    after: DiagramNode
 
 
 @dataclass(frozen=True)
 class Diagrams:
-    before: list[DiagramNode]
-    after: list[DiagramNode]
+    rows: list[DiagramRow]
     participants: list[DiagramNode]
+    flow: list[DiagramNode]
     classes: list[tuple[str, str, list[str]]]  # id, stereotype, members
     links: list[tuple[str, str]]  # module id -> class id
-    more: int
+    sequence_config: Mapping[str, int] = field(default_factory=lambda: dict(SEQUENCE_CONFIG))
+
+
+def _directory(path: str, depth: int) -> str:
+    parts = path.split("/")[:-1]
+    return "/".join(parts[:depth]) + "/" if parts else ""
+
+
+def directory_groups(files: Sequence[ChangedFile]) -> list[tuple[str, list[ChangedFile]]]:
+    """The changed files by directory ("" for the top level), in path order, at most
+    ``MAX_DIAGRAM_DIRECTORIES`` groups, the last summing up the smallest directories when there
+    are more (its name is then ``"+N"``, N the number of directories it holds).
+
+    The directories are taken at the deepest level that gives no more groups than that; when
+    that level is a single directory (everything under ``src/``), one level deeper, where the
+    files part.
+    """
+    deepest = max((f.path.count("/") for f in files), default=0)
+    depth = 1
+    for level in range(1, deepest + 1):
+        if len({_directory(f.path, level) for f in files}) > MAX_DIAGRAM_DIRECTORIES:
+            break
+        depth = level
+    if len({_directory(f.path, depth) for f in files}) == 1 and depth < deepest:
+        depth += 1
+    groups: dict[str, list[ChangedFile]] = {}
+    for f in files:
+        groups.setdefault(_directory(f.path, depth), []).append(f)
+    if len(groups) <= MAX_DIAGRAM_DIRECTORIES:
+        return sorted(groups.items())
+    ranked = sorted(groups.items(), key=lambda group: (-len(group[1]), group[0]))
+    kept = sorted(ranked[: MAX_DIAGRAM_DIRECTORIES - 1])
+    rest = ranked[MAX_DIAGRAM_DIRECTORIES - 1 :]
+    return [*kept, (f"+{len(rest)}", [f for _, members in rest for f in members])]
+
+
+def _basename(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def _counts(files: Sequence[ChangedFile]) -> tuple[str, ...]:
+    """The counts by category ("2 new, 4 modified"), in lines of at most
+    ``LABEL_LINE`` characters, never a count split from its word."""
+    counted = [(sum(f.category == c for f in files), c) for c in _CATEGORIES_IN_ORDER]
+    lines: list[str] = []
+    for item in (f"{n} {category}" for n, category in counted if n):
+        if lines and len(lines[-1]) + 2 + len(item) <= LABEL_LINE:
+            lines[-1] += f", {item}"
+        else:
+            lines.append(item)
+    return tuple(lines)
+
+
+def _architecture_row(index: int, name: str, files: list[ChangedFile]) -> DiagramRow:
+    """A directory's node before (its changed files as they were) and after (what became of
+    them): the files by name when few, else their counts."""
+    if name.startswith("+"):
+        heading: tuple[str, ...] = (f"... {name[1:]} more", "directories")
+    else:
+        heading = wrap_label(name) if name else ("(top level)",)
+    existed = [f for f in files if f.category != "new"]
+    if len(files) <= FEW_FILES:
+        before = [
+            line for f in existed for line in wrap_label(_basename(f.previous_path or f.path))
+        ]
+        after = [
+            line
+            for f in files
+            for line in wrap_label(f"{_basename(f.path)} {_MARKERS[f.category]}")
+        ]
+    else:
+        before = [f"{len(existed)} file{'' if len(existed) == 1 else 's'}"] if existed else []
+        after = list(_counts(files))
+    return DiagramRow(
+        DiagramNode(f"b{index}", (*heading, *(before or ["not there yet"]))),
+        DiagramNode(f"a{index}", (*heading, *after)),
+    )
+
+
+def _at_most_two(lines: tuple[str, ...]) -> tuple[str, ...]:
+    """A participant's name in two lines (its box is of a fixed height): the first and the
+    last, which holds the file's extension."""
+    return lines if len(lines) <= 2 else (f"{lines[0]}...", lines[-1])
+
+
+def _ranked_modules(files: Sequence[ChangedFile]) -> list[ChangedFile]:
+    """The Python modules the PR leaves at the head, most changed lines first."""
+    modules = [f for f in files if f.is_python and f.category != "deleted"]
+    return sorted(modules, key=lambda f: (-(f.additions + f.deletions), f.path))
 
 
 def _diagrams(files: Sequence[ChangedFile], symbols: Sequence[KeySymbol]) -> Diagrams:
-    shown, more = _diagram_modules(files)
+    rows = [
+        _architecture_row(index, name, members)
+        for index, (name, members) in enumerate(directory_groups(files), 1)
+    ]
+    modules = _ranked_modules(files)
     taken: set[str] = set()
-    before, after, participants = [], [], []
-    module_ids: dict[str, str] = {}
-    for f in shown:
-        marker = _MARKERS[f.category]
-        if f.category in ("modified", "deleted", "renamed"):
-            old = f.previous_path or f.path
-            before.append(DiagramNode(_mermaid_id(f"b_{old}", taken), _mermaid_label(old), ""))
-        if f.category != "deleted":
-            node = DiagramNode(_mermaid_id(f"a_{f.path}", taken), _mermaid_label(f.path), marker)
-            after.append(node)
-            if f.is_python:
-                pid = _mermaid_id(f"m_{f.path.rsplit('/', 1)[-1].rsplit('.', 1)[0]}", taken)
-                module_ids[f.path] = pid
-                participants.append(DiagramNode(pid, _mermaid_label(f.path), marker))
+    module_ids = {
+        f.path: _mermaid_id(f"m_{_basename(f.path).rsplit('.', 1)[0]}", taken)
+        for f in modules[: max(MAX_CALL_PARTICIPANTS, MAX_CLASS_MODULES)]
+    }
+    participants = [
+        DiagramNode(
+            module_ids[f.path],
+            (*_at_most_two(wrap_label(_basename(f.path), PARTICIPANT_LINE)), _MARKERS[f.category]),
+        )
+        for f in modules[:MAX_CALL_PARTICIPANTS]
+    ]
+    flow = [
+        DiagramNode(f"s{index}", (*wrap_label(f.path), _MARKERS[f.category]))
+        for index, f in enumerate(modules[:MAX_FLOW_STEPS], 1)
+    ]
+    if len(modules) > MAX_FLOW_STEPS:
+        more = len(modules) - MAX_FLOW_STEPS
+        flow.append(DiagramNode("s_more", (f"... {more} more", "changed modules")))
     classes: list[tuple[str, str, list[str]]] = []
     links: list[tuple[str, str]] = []
     class_ids: dict[tuple[str, str], str] = {}
-    for f in shown:
-        mid = module_ids.get(f.path)
-        if mid is None:
-            continue
+    for f in modules[:MAX_CLASS_MODULES]:
+        mid = module_ids[f.path]
         members = [
             f"+{_mermaid_label(s.name)}() {s.change}"
             for s in symbols
@@ -554,7 +703,7 @@ def _diagrams(files: Sequence[ChangedFile], symbols: Sequence[KeySymbol]) -> Dia
             ]
             classes.append((cid, s.change, methods))
             links.append((mid, cid))
-    return Diagrams(before, after, participants[:8], classes[:40], links[:60], more)
+    return Diagrams(rows, participants, flow, classes[:40], links[:60])
 
 
 # --------------------------------------------------------------------------------------------

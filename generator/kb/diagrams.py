@@ -147,6 +147,7 @@ def _outline(body: str) -> tuple[list[_Heading], list[_Fence], list[str]]:
     fences: list[_Fence] = []
     fence: str | None = None
     mermaid_at: int | None = None
+    in_config = False
     for index, line in enumerate(lines):
         if fence is None:
             match = _FENCE.match(line)
@@ -163,7 +164,14 @@ def _outline(body: str) -> tuple[list[_Heading], list[_Fence], list[str]]:
         if stripped.startswith(fence) and not stripped[len(fence) :].strip():
             fence = None
             mermaid_at = None
+            in_config = False
         elif mermaid_at is not None:
+            if stripped == "---" and not in_config and index == mermaid_at + 1:
+                in_config = True  # a diagram's config block comes before its type
+                continue
+            if in_config:
+                in_config = stripped != "---"
+                continue
             words = stripped.split()
             if words and not stripped.startswith("%%"):
                 fences.append(_Fence(mermaid_at, words[0]))

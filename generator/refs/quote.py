@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import accumulate
 from typing import NamedTuple
 
 SLACK = 3
@@ -55,6 +55,13 @@ _ELISION_WORDS = re.compile(
     r"省略|略|其余|其他|以下|此处省略)\b.*)",
     re.IGNORECASE,
 )
+
+
+def _flattened(lines: Sequence[str]) -> str:
+    """Non-blank ``lines`` with every run of white space made one space, joined by one space:
+    how a copied quote and the lines it copies compare (only the cited lines are flattened, not
+    the file: most quotes are found there)."""
+    return " ".join(filter(None, map(" ".join, map(str.split, lines))))
 
 
 def _words(text: str) -> list[str]:
@@ -297,7 +304,7 @@ def _is_elision(text: str, bare: str, markers: tuple[str, ...]) -> bool:
 
 class FileIndex:
     """A file's lines, normalised and indexed for matching quotes (built lazily, kept per blob
-    by the caller: most quotes need only `normalised`)."""
+    by the caller: most quotes are copies, which `holds_text` sees in the cited lines alone)."""
 
     def __init__(self, lines: Sequence[str], markers: tuple[str, ...]) -> None:
         self.lines = lines
@@ -308,15 +315,6 @@ class FileIndex:
     @cached_property
     def normalised(self) -> list[str]:
         return list(map(" ".join, map(str.split, self.lines)))  # in C: files are long
-
-    @cached_property
-    def flat(self) -> tuple[str, list[int]]:
-        """The file's non-blank lines, normalised and joined by one space, and where each line
-        starts in that text (``starts[n]`` for line ``n + 1``; ``starts[-1]`` is one past the
-        end): a quote's `flat` text is found in a range with one string search."""
-        normalised = self.normalised
-        lengths = [length + 1 if length else 0 for length in map(len, normalised)]
-        return " ".join(filter(None, normalised)), list(accumulate(lengths, initial=0))
 
     @cached_property
     def skippable(self) -> list[bool]:
@@ -426,15 +424,30 @@ class FileIndex:
         """Whether the quoted text (white space aside) is in the text of lines ``start..end``:
         starting at ``start`` when only one line is cited. Most quotes are such copies, seen so
         with one string search, before the quote is even read into lines."""
-        wanted = " ".join(quote.split())
-        lines = len(self.lines)
-        if not wanted or not 1 <= start <= lines:
+        lines = self.lines
+        copied = quote.strip()
+        if not copied or not 1 <= start <= len(lines):
             return False
-        text, starts = self.flat
         if end > start:
-            return text.find(wanted, starts[start - 1], starts[min(end, lines)] - 1) != -1
-        # One cited line: the quote starts there.
-        return bool(self.normalised[start - 1]) and text.startswith(wanted, starts[start - 1])
+            # A quote copied as the file has it is in the cited lines as it is; white space
+            # only needs to be made alike when that fails (a quote in the raw text is in the
+            # flattened text too: flattening makes each run of white space one space).
+            cited = lines[start - 1 : end]
+            return copied in "\n".join(cited) or " ".join(quote.split()) in _flattened(cited)
+        wanted = " ".join(quote.split())
+        # One cited line: the quote starts there, and runs on over as many lines as it needs.
+        if not lines[start - 1].strip():
+            return False
+        taken: list[str] = []
+        length = 0
+        for line in itertools.islice(lines, start - 1, None):
+            normalised = " ".join(line.split())
+            if normalised:
+                taken.append(normalised)
+                length += len(normalised) + 1
+                if length > len(wanted):
+                    break
+        return " ".join(taken).startswith(wanted)
 
     def holds_loosely(self, quote: PreparedQuote, start: int, end: int) -> bool:
         """Whether enough of the quote (`ACCEPT_RATIO`) is in the cited lines, looking at those

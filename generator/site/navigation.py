@@ -43,8 +43,6 @@ _WORDS: dict[str, dict[str, str]] = {
         "of": "of",
         "pages-in-path": "Pages in this path",
         "no-pages": "No pages are in this path yet.",
-        "level": "Level",
-        "status": "Status",
         "page": "Page",
         "paths": "Learning paths",
         "levels": "Pages by level",
@@ -72,8 +70,6 @@ _WORDS: dict[str, dict[str, str]] = {
         "of": "/",
         "pages-in-path": "本路径的页面",
         "no-pages": "本路径还没有页面。",
-        "level": "级别",
-        "status": "状态",
         "page": "页面",
         "paths": "学习路径",
         "levels": "按级别浏览",
@@ -229,23 +225,29 @@ def levels_list(curriculum: Curriculum, from_rel: str, href: Href, lang: str | N
 def path_pages_table(
     curriculum: Curriculum, path: LearningPath, href: Href, lang: str | None
 ) -> str:
-    """A path's pages in reading order, with level, status and prerequisites."""
+    """A path's pages in reading order, with level, status and prerequisites.
+
+    Three columns, the level and status under the page's title, and titles that may break
+    after a ``/``: so that the table fits a phone's screen without scrolling sideways.
+    """
     w = words(lang)
     if not path.pages:
         return f"<p>{_text(w['no-pages'])}</p>"
-    headings = ("#", w["page"], w["level"], w["status"], w["prerequisites"])
+    headings = ("#", w["page"], w["prerequisites"])
     rows = ["<tr>\n" + "\n".join(f"<th>{_text(h)}</th>" for h in headings) + "\n</tr>"]
     body = []
     for number, rel in enumerate(path.pages, 1):
         page = curriculum.pages[rel]
         prerequisites = ", ".join(
-            html_link(dep.title, dep.rel, href) for dep in curriculum.prerequisites(rel)
+            html_link(dep.title, dep.rel, href, breakable=True)
+            for dep in curriculum.prerequisites(rel)
         )
+        facts = [level_name(page.level, lang), _status_word(page.status, lang)]
+        about = " · ".join(_text(fact) for fact in facts if fact)
         cells = (
             str(number),
-            html_link(page.title, rel, href),
-            _text(level_name(page.level, lang)),
-            _text(_status_word(page.status, lang)),
+            html_link(page.title, rel, href, breakable=True)
+            + (f"<br />\n{about}" if about else ""),
             prerequisites,
         )
         body.append("<tr>\n" + "\n".join(f"<td>{cell}</td>" for cell in cells) + "\n</tr>")
@@ -318,12 +320,18 @@ def page_footer(curriculum: Curriculum, rel: str, href: Href) -> str:
     return "\n".join(blocks)
 
 
-def html_link(title: str, target: str, href: Href) -> str:
-    """``<a>`` to page ``target`` titled ``title``; the bare title if the page is not built."""
+def html_link(title: str, target: str, href: Href, *, breakable: bool = False) -> str:
+    """``<a>`` to page ``target`` titled ``title``; the bare title if the page is not built.
+
+    ``breakable``: the title may break after a ``/`` (a path in a title is one long word, and
+    a table cell holding one cannot be narrower than it)."""
+    text = _text(title)
+    if breakable:
+        text = text.replace("/", "/<wbr>")
     url = href(target)
     if url is None:
-        return _text(title)
-    return f'<a href="{html.escape(url)}">{_text(title)}</a>'
+        return text
+    return f'<a href="{html.escape(url)}">{text}</a>'
 
 
 def _box(kind: str, title: str, body: str) -> str:

@@ -304,17 +304,87 @@ class Reanchorer:
             if position == change_step:
                 moved = self._step(where, block, old_lines, step)
                 if isinstance(moved, Drift):
-                    return self._lost(drift, moved, symbol, where, position)
+                    restored = self._restored(where, block, old_lines, position, moved)
+                    if restored is None:
+                        return self._lost(drift, moved, symbol, where, position)
+                    position, moved = restored
                 where = moved
             if position == copy_step:
                 copies = self._copies(block, where, step)
                 if copies:
-                    return self._ambiguous(
-                        drift,
-                        self._carried([where, *copies], position, block),
-                        "the cited code now appears in more than one place",
-                    )
+                    heir = self._heir(where, copies, position, block, path, start)
+                    if heir is None:
+                        return self._ambiguous(
+                            drift,
+                            self._carried([where, *copies], position, block),
+                            "the cited code now appears in more than one place",
+                        )
+                    where = heir
         return self._arrived(drift, block, where, symbol)
+
+    def _restored(
+        self,
+        where: tuple[str, int, int],
+        block: list[str],
+        old_lines: list[str],
+        position: int,
+        lost: Drift,
+    ) -> tuple[int, tuple[str, int, int]] | None:
+        """Edited, then reverted: the first later commit that changes the file and has the
+        cited code in it again, exactly and once, and where it is there. Only a distinctive
+        block is looked for, and only in its own file (followed through renames): an edit that
+        a later commit undoes leaves the code where it was, and the reference with it."""
+        if lost.status is not DriftStatus.CHANGED or not _distinctive(block):
+            return None
+        path: str | None = self.steps[position].changes[where[0]].new_path
+        while path is not None:
+            index = _next_after(self._changed_at.get(path, []), position)
+            if index is None:
+                return None
+            step, path, position = (
+                self.steps[index],
+                self.steps[index].changes[path].new_path,
+                index,
+            )
+            if path is None:
+                return None
+            found = self._find(block, step.commit, [path])
+            if len(found) > 1:
+                return None
+            if found:
+                first, last = self._with_edges(old_lines, step.commit, *found[0])
+                return position, (path, first, last)
+        return None
+
+    def _heir(
+        self,
+        where: tuple[str, int, int],
+        copies: list[tuple[str, int, int]],
+        position: int,
+        block: list[str],
+        cited_path: str,
+        cited_start: int,
+    ) -> tuple[str, int, int] | None:
+        """Copied, then the original deleted or edited: the one copy that still holds the
+        cited code at the new commit, when the original does not and the copy sits in a
+        definition of the same qualified name as the cited lines (a function moved in two
+        commits; a body duplicated under another name is not the cited function)."""
+        holders = [
+            copy
+            for copy in copies
+            if (carried := self._carry(copy, position)) is not None and self._holds(carried, block)
+        ]
+        original = self._carry(where, position)
+        if len(holders) != 1 or (original is not None and self._holds(original, block)):
+            return None
+        old_blob = self._blob(self.old, cited_path)
+        copy_path, copy_start, _ = holders[0]
+        copy_blob = self._blob(self.steps[position].commit, copy_path)
+        if old_blob is None or copy_blob is None:
+            return None
+        cited = _qualified_name(old_blob.lines, _header_line(old_blob.lines, cited_start))
+        copied = _qualified_name(copy_blob.lines, _header_line(copy_blob.lines, copy_start))
+        return holders[0] if cited and cited == copied else None
 
     def _track_file(self, path: str) -> Drift:
         where = path

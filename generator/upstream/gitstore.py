@@ -117,37 +117,18 @@ class BlobText:
         return list(accumulate(map((1).__add__, map(len, self.lines[:-1])), initial=0))
 
     @cached_property
-    def _triple_quoted(self) -> tuple[list[int], list[int]]:
-        """Start and end offsets (in the joined lines) of Python's triple-quoted strings."""
-        text = "\n".join(self.lines)
-        starts, ends = [], []
-        # Where each kind of quote next opens, found with str.find (several times faster than
-        # a regular expression for either), and looked for again only once a string passes it.
-        following = {quote: text.find(quote) for quote in _TRIPLE_QUOTES}
-        while True:
-            start = min((at for at in following.values() if at != -1), default=-1)
-            if start == -1:
-                break
-            closing = text.find(text[start : start + 3], start + 3)
-            end = len(text) if closing == -1 else closing + 3
-            starts.append(start)
-            ends.append(end)
-            for quote, at in following.items():
-                if at != -1 and at < end:
-                    following[quote] = text.find(quote, end)
-        return starts, ends
+    def _triple_quoted(self) -> _TripleQuotedStrings:
+        return _TripleQuotedStrings("\n".join(self.lines))
 
     def occurs_in_code(self, name: str, start: int, end: int) -> bool:
         """Whether identifier ``name`` is used in lines ``start..end`` outside Python comments
         and docstrings (which only mention it)."""
-        starts, ends = self._triple_quoted
+        strings = self._triple_quoted
         offsets = self._line_offsets
         for number in range(start, min(end, len(self.lines)) + 1):
             line = self.lines[number - 1]
             for column in identifier_columns(line, name):
-                offset = offsets[number - 1] + column
-                index = bisect.bisect_right(starts, offset) - 1
-                if index >= 0 and offset < ends[index]:
+                if strings.contain(offsets[number - 1] + column):
                     continue  # inside a docstring
                 if _in_comment(line, column):
                     continue
@@ -156,6 +137,36 @@ class BlobText:
 
 
 _TRIPLE_QUOTES = ('"""', "'''")
+
+
+class _TripleQuotedStrings:
+    """Where Python's triple-quoted strings are in a text, found from the start only as far as
+    someone asks: a reference cites a few lines, often near the top of a long file."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        # Where each kind of quote next opens, found with str.find (several times faster than
+        # a regular expression for either), and looked for again only once a string passes it.
+        self._following = {quote: text.find(quote) for quote in _TRIPLE_QUOTES}
+
+    def contain(self, offset: int) -> bool:
+        """Whether ``offset`` lies inside one of the strings."""
+        text, following = self._text, self._following
+        while not self._ends or self._ends[-1] <= offset:
+            start = min((at for at in following.values() if at != -1), default=-1)
+            if start == -1 or start > offset:
+                break
+            closing = text.find(text[start : start + 3], start + 3)
+            end = len(text) if closing == -1 else closing + 3
+            self._starts.append(start)
+            self._ends.append(end)
+            for quote, at in following.items():
+                if at != -1 and at < end:
+                    following[quote] = text.find(quote, end)
+        index = bisect.bisect_right(self._starts, offset) - 1
+        return index >= 0 and offset < self._ends[index]
 _IDENTIFIER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 

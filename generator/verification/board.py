@@ -44,6 +44,7 @@ from generator.kb.specs import SPEC_STATUSES, Governance, Spec, mermaid_count, n
 from generator.model import Severity
 from generator.upstream.manifest import Manifest
 from generator.verification.pipeline import Report
+from generator.verification.report import plural
 
 DEFAULT_MAX_BEHIND = 20
 BOARD_SCHEMA_VERSION = 1
@@ -482,16 +483,6 @@ def _cell(text: object) -> str:
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def _count(criterion: Criterion) -> str:
-    if criterion.count is None:
-        return "–"
-    return (
-        f"{criterion.count} of {criterion.total}"
-        if criterion.total is not None
-        else str(criterion.count)
-    )
-
-
 def _markdown_mark(criterion: Criterion) -> str:
     if criterion.ignored:
         return "**not measured** (checks ignored)"
@@ -526,11 +517,12 @@ def format_board_markdown(board: Board, link_prefix: str = "", intro: str = "") 
                 f", {skipped} not measured (checks ignored)" if skipped else ""
             )
         out += [heading, ""]
-        out += ["| Criterion | Result | Count | Detail |", "|---|---|---|---|"]
+        # Three columns, to fit a phone's screen: the detail starts with the count.
+        out += ["| Criterion | Result | Detail |", "|---|---|---|"]
         for criterion in card.criteria:
             out.append(
                 f"| {_cell(criterion.title)} | {_markdown_mark(criterion)} | "
-                f"{_count(criterion)} | {_cell(criterion.detail)} |"
+                f"{_breakable(_cell(criterion.detail))} |"
             )
         out.append("")
         total = sum(len(pages) for pages in card.pages.values())
@@ -547,27 +539,38 @@ def format_board_markdown(board: Board, link_prefix: str = "", intro: str = "") 
 
 
 def _pages_table(pages: list[PageHealth], link_prefix: str) -> list[str]:
-    out = [
-        "| Page | Refs | Ref errors | Ref warnings | Broken links | Diagrams | Commits behind "
-        "| Paths |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    """A spec's pages, three columns wide so that the table fits a phone's screen: the page,
+    its health (one fact a line) and its paths."""
+    out = ["| Page | Health | Paths |", "|---|---|---|"]
     for page in pages:
         # A table cell first (backslashes, pipes), then link text (brackets): each escaped once.
         title = _cell(page.title).replace("[", "\\[").replace("]", "\\]")
         href = (link_prefix + page.rel).replace(" ", "%20")
+        facts = [
+            f"{plural(page.refs, 'ref')}: {plural(page.ref_errors, 'error')}, "
+            f"{plural(page.ref_warnings, 'warning')}",
+            plural(page.broken_links, "broken link"),
+        ]
         if page.diagrams_required:
-            diagrams = f"{page.diagrams_met}/{page.diagrams_required}"
+            diagrams = f"diagrams {page.diagrams_met}/{page.diagrams_required}"
             diagrams += (
                 " met" if not page.diagrams_missing else ": " + "; ".join(page.diagrams_missing)
             )
         else:
-            diagrams = f"{page.diagrams} (none required)"
-        behind = "–" if page.commits_behind is None else str(page.commits_behind)
+            diagrams = f"{plural(page.diagrams, 'diagram')} (none required)"
+        facts.append(diagrams)
+        if page.commits_behind is not None:
+            facts.append(f"{plural(page.commits_behind, 'commit')} behind")
+        health = "<br>".join(_breakable(_cell(fact)) for fact in facts)
         out.append(
-            f"| [{title}]({href}) | {page.refs} | {page.ref_errors} | "
-            f"{page.ref_warnings} | {page.broken_links} | {_cell(diagrams)} | {behind} | "
-            f"{_cell(', '.join(page.paths) or 'none')} |"
+            f"| [{_breakable(title)}]({href}) | {health} | "
+            f"{_breakable(_cell(', '.join(page.paths) or 'none'))} |"
         )
     out.append("")
     return out
+
+
+def _breakable(cell: str) -> str:
+    """A cell's text that may break after a ``/``: a page's path is one long word otherwise,
+    and a table cell holding one cannot be narrower than it."""
+    return cell.replace("/", "/<wbr>")

@@ -50,10 +50,12 @@ def format_text(report: Report, colour: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def summary_line(report: Report) -> str:
-    def plural(count: int, word: str) -> str:
-        return f"{count} {word}{'' if count == 1 else 's'}"
+def plural(count: int, word: str) -> str:
+    """``1 page``, ``2 pages``."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
+
+def summary_line(report: Report) -> str:
     checked = (
         f"checked {plural(report.pages, 'page')}, {plural(len(report.refs), 'code reference')}"
         f" and {plural(report.links, 'link')}"

@@ -167,6 +167,8 @@ class _TripleQuotedStrings:
                     following[quote] = text.find(quote, end)
         index = bisect.bisect_right(self._starts, offset) - 1
         return index >= 0 and offset < self._ends[index]
+
+
 _IDENTIFIER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 

@@ -111,7 +111,7 @@ def main() -> int:
         raise SystemExit("Mermaid is missing: run `make mermaid` first")
     with tempfile.TemporaryDirectory(prefix="bench-serve-") as temporary:
         root = generated_corpus(Path(temporary), args.pages, random.Random(6))
-        with_plugin, without = configs(root)
+        with_plugin, without, _ = configs(root)
         # As users serve: the verification cache on, so an edit re-verifies the edited page.
         text = with_plugin.read_text("utf-8").replace("      cache: false\n", "")
         with_plugin.write_text(text, "utf-8")

@@ -165,6 +165,37 @@ def test_serve_shows_a_broken_reference_and_rebuilds_when_the_pin_moves(site_kb,
     assert served.process.poll() is None
 
 
+def test_serve_keeps_the_links_of_pages_an_edit_did_not_touch_and_follows_option_changes(
+    site_kb,  # noqa: F811
+    serve,
+):
+    """A rebuild plans again only what changed: the page nobody edited keeps its links and
+    cards, the edited one gets its new ones, and an edit of mkdocs.yml reaches every page."""
+    served = serve(site_kb)
+
+    def code_links(page: str) -> list[str]:
+        return re.findall(r"<a [^>]*data-kb-card[^>]*>.*?</a>|<template.*?</template>", page, re.S)
+
+    first = code_links(served.get("one/"))
+    assert any(f"/blob/{site_kb.pin}/lib/core.py#L" in link for link in first), first
+    assert any(link.startswith("<template") for link in first), first
+
+    site_kb.page("two.md", BROKEN_PAGE)
+    served.wait_for("two/", lambda page: "kb-findings" in page)
+    assert code_links(served.get("one/")) == first  # planned once, rebuilt the same
+
+    config = site_kb.root / "mkdocs.yml"
+    config.write_text(
+        config.read_text("utf-8").replace(
+            "  - knowledge-base:\n", "  - knowledge-base:\n      code_cards: false\n", 1
+        ),
+        "utf-8",
+    )
+    page = article(served.wait_for("one/", lambda page: "data-kb-card" not in page))
+    assert f"/blob/{site_kb.pin}/lib/core.py#L" in page  # still linked, without a card
+    assert served.process.poll() is None
+
+
 def test_serve_shows_an_error_made_while_it_runs(site_kb, serve):  # noqa: F811
     served = serve(site_kb)
     assert "kb-finding" not in served.get("one/")

@@ -62,10 +62,16 @@ from mkdocs.structure.pages import Page as MkDocsPage
 from mkdocs.utils.templates import TemplateContext
 
 from generator.files import inside
-from generator.kb.pages import Page, load_page, parse_page
+from generator.kb.pages import (
+    Page,
+    PageUnreadable,
+    load_page,
+    parse_page,
+    read_page_bytes,
+)
 from generator.kb.paths import Curriculum, build_curriculum
 from generator.kb.specs import is_governed, load_governance
-from generator.model import Finding, ResolvedRef, Severity, printable
+from generator.model import Finding, ResolvedRef, Severity, Upstream, printable
 from generator.refs.extract import scan
 from generator.refs.slugs import github_slug
 from generator.site import live, navigation
@@ -89,7 +95,7 @@ from generator.site.pagechecks import frontmatter_missing, mermaid_findings
 from generator.site.trust import anchor_held, page_trust, trust_html
 from generator.upstream.manifest import ConfigError, Manifest, load_manifest
 from generator.verification.cache import VerifyCache
-from generator.verification.pipeline import PageFile, Report, Verifier
+from generator.verification.pipeline import PageFile, Report, ResolvedRefs, Verifier
 
 log = logging.getLogger("mkdocs.plugins.knowledge_base")
 
@@ -182,6 +188,17 @@ class VerificationInput:
     """Whether the build generates the spec board (from this verification)."""
     language: str | None
     """The theme's language, for the board's title."""
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What `KnowledgeBasePlugin._plan` makes of one page (kept between `mkdocs serve`'s
+    rebuilds)."""
+
+    pairs: list[tuple[CodeLink, ResolvedRef]]
+    links: list[CodeLink]
+    marks: list[live.FindingMark]
+    templates: str
 
 
 @dataclass(frozen=True)
@@ -320,11 +337,17 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         self.manifest_problem: str | None = None
         """``mkdocs serve`` only: why the manifest cannot be used (the pages are then served
         unverified, with this on each, until it is fixed)."""
+        self._plans: dict[str, tuple[tuple[Any, ...], list[ResolvedRef], _Plan]] = {}
+        """``mkdocs serve`` only: each page's planned links and cards, with what they were
+        planned from; a rebuild plans again only the pages whose text or verdicts changed."""
+        self._page_reader: _PageReader | None = None
 
     # -- lifecycle
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.command = command
+        if self.serving and self._page_reader is None:
+            self._page_reader = _PageReader()
 
     @property
     def serving(self) -> bool:
@@ -426,7 +449,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                 raise
             self.manifest_problem = error.render()
             verifier, report = None, Report()
-        pages = _read_pages(page_files, verifier, source.docs_dir)
+        pages = _read_pages(page_files, verifier, source.docs_dir, self._page_reader)
         findings: list[Finding] = []
         curriculum = build_curriculum(list(pages.values()))
         if self.config.verify:
@@ -450,10 +473,10 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             yield outcome
             return
         if (self.config.code_links or self.serving) and verifier is not None:
-            refs_by_page: dict[str, list[ResolvedRef]] = {}
-            for resolved in report.refs:
-                refs_by_page.setdefault(resolved.ref.page, []).append(resolved)
             from generator.verification.board import BehindCounter
+
+            assert isinstance(report.refs, ResolvedRefs), "a verifier's report"
+            report_refs = report.refs
 
             upstreams = verifier.manifest.upstreams
             cards = CardMaker(
@@ -464,7 +487,14 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             behind = BehindCounter(verifier.manifest)
             branches = {name: upstream.branch for name, upstream in upstreams.items()}
             for page in pages.values():
-                refs = refs_by_page.get(page.display)
+                refs_key = report_refs.page_key(page.display)
+                info = curriculum.pages.get(page.rel)
+                lang = info.lang if info is not None else None
+                key = (page.text, refs_key, lang, self._manifest_key, *self._plan_options())
+                kept = self._plans.get(page.rel)
+                refs = kept[1] if kept is not None and kept[0] == key else None
+                if refs is None:
+                    refs = report_refs.of_page(page.display)
                 if refs and len(refs) > MAX_LINKED_REFS:
                     log.warning(
                         "knowledge-base: %s has %d code references, more than the %d a page "
@@ -477,42 +507,70 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                 if not refs or page.text is None:
                     yield PlannedLinks(page.rel, len(page.text or ""), [])
                     continue
-                layout = scan(page.text, page.body_start)
-                info = curriculum.pages.get(page.rel)
-                lang = info.lang if info is not None else None
-                pairs = plan_linked_refs(layout, refs, upstreams) if self.config.code_links else []
-                pairs = anchor_held(pairs)
-                templates = ""
-                if self.config.code_cards:
-                    made = cards.page_cards(pairs, lang)
-                    links, templates = made.links, made.templates
-                    if made.skipped:
-                        log.info(
-                            "knowledge-base: %s: %d code cards left out, past card_page_bytes "
-                            "(%d); their references keep the plain link",
-                            printable(page.display),
-                            made.skipped,
-                            self.config.card_page_bytes,
-                        )
+                if kept is not None and kept[0] == key:
+                    plan = kept[2]
                 else:
-                    links = [link for link, _ in pairs]
+                    plan = self._plan(page, refs, lang, upstreams, cards)
+                    if self.serving:
+                        self._plans[page.rel] = (key, refs, plan)
                 trust = (
-                    page_trust(refs, pairs, branches, lambda *pin: behind.count(*pin)[0])
+                    page_trust(refs, plan.pairs, branches, lambda *pin: behind.count(*pin)[0])
                     if self.config.trust_line
                     else None
                 )
-                marks: list[live.FindingMark] = []
-                if self.serving:
-                    links, marks = live.plan_marks(layout, refs, links)
                 yield PlannedLinks(
                     page.rel,
                     len(page.text),
-                    links,
-                    marks,
-                    templates,
+                    plan.links,
+                    plan.marks,
+                    plan.templates,
                     trust_html(trust, lang) if trust is not None else "",
                 )
         yield outcome
+
+    def _plan_options(self) -> tuple[Any, ...]:
+        """The options a page's plan depends on (a rebuild may follow an edit of mkdocs.yml)."""
+        config = self.config
+        return (
+            config.code_links,
+            config.code_cards,
+            config.card_lines,
+            config.card_page_bytes,
+            self.serving,
+        )
+
+    def _plan(
+        self,
+        page: Page,
+        refs: list[ResolvedRef],
+        lang: str | None,
+        upstreams: dict[str, Upstream],
+        cards: CardMaker,
+    ) -> _Plan:
+        """Where the page's code links go, their cards and, serving, its broken references'
+        marks."""
+        assert page.text is not None
+        layout = scan(page.text, page.body_start)
+        pairs = plan_linked_refs(layout, refs, upstreams) if self.config.code_links else []
+        pairs = anchor_held(pairs)
+        templates = ""
+        if self.config.code_cards:
+            made = cards.page_cards(pairs, lang)
+            links, templates = made.links, made.templates
+            if made.skipped:
+                log.info(
+                    "knowledge-base: %s: %d code cards left out, past card_page_bytes "
+                    "(%d); their references keep the plain link",
+                    printable(page.display),
+                    made.skipped,
+                    self.config.card_page_bytes,
+                )
+        else:
+            links = [link for link, _ in pairs]
+        marks: list[live.FindingMark] = []
+        if self.serving:
+            links, marks = live.plan_marks(layout, refs, links)
+        return _Plan(pairs, links, marks, templates)
 
     # -- files: curriculum, nav, generated files
 
@@ -524,7 +582,9 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         if self.verification is None or self.verification.source != source:
             self._stop_verification()
             self.verification = self._start_verification(source)
-        self.state.pages = _read_pages(list(source.page_files), None, source.docs_dir)
+        self.state.pages = _read_pages(
+            list(source.page_files), None, source.docs_dir, self._page_reader
+        )
         curriculum = build_curriculum(list(self.state.pages.values()))
         self.state.curriculum = curriculum
 
@@ -1017,9 +1077,13 @@ def _drop_unsafe_assets(files: Files, docs_dir: Path) -> None:
 
 
 def _read_pages(
-    page_files: list[PageFile], verifier: Verifier | None, docs_dir: Path
+    page_files: list[PageFile],
+    verifier: Verifier | None,
+    docs_dir: Path,
+    reader: _PageReader | None = None,
 ) -> dict[str, Page]:
-    """Each page by ``rel``: the verifier's parsed page when it just read it, else read here.
+    """Each page by ``rel``: the verifier's parsed page when it just read it, else read here
+    (by ``reader``, when there is one).
 
     Taking the pages the verifier parsed saves reading and parsing every page twice per build;
     a page it did not read (or read under another display path) is read here.
@@ -1028,9 +1092,34 @@ def _read_pages(
     for page_file in page_files:
         page = verifier.parsed_page(page_file.rel) if verifier is not None else None
         if page is None or page.display != page_file.display:
-            page = load_page(page_file.source, page_file.display, page_file.rel, docs_dir)
+            page = (
+                reader.read(page_file, docs_dir)
+                if reader is not None
+                else load_page(page_file.source, page_file.display, page_file.rel, docs_dir)
+            )
         pages[page.rel] = page
     return pages
+
+
+class _PageReader:
+    """Reads pages, keeping each parsed page with its bytes: `mkdocs serve` rebuilds the whole
+    site on every edit, and this parses again only the pages whose bytes changed."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[Path, str, str], tuple[bytes, Page]] = {}
+
+    def read(self, page_file: PageFile, docs_dir: Path) -> Page:
+        source, display, rel = page_file.source, page_file.display, page_file.rel
+        try:
+            raw = read_page_bytes(source, docs_dir)
+        except PageUnreadable:
+            return load_page(source, display, rel, docs_dir)  # which says why
+        kept = self._kept.get((source, display, rel))
+        if kept is not None and kept[0] == raw:
+            return kept[1]
+        page = parse_page(raw, source, display, rel)
+        self._kept[source, display, rel] = (raw, page)
+        return page
 
 
 @contextlib.contextmanager

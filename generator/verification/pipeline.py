@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
-from typing import NamedTuple, Protocol, overload
+from typing import Any, NamedTuple, Protocol, overload
 
 import yaml
 
@@ -123,10 +123,11 @@ class ResolvedRefs(Sequence[ResolvedRef]):
     """
 
     def __init__(self, ignore: frozenset[str] = frozenset()) -> None:
-        self._pages: list[_PageRefs] = []
+        self._pages: dict[str, _PageRefs] = {}
         self._count = 0
         self._ignore = ignore
         self._built: list[ResolvedRef] | None = None
+        self._built_pages: dict[str, list[ResolvedRef]] = {}
 
     def add_page(
         self,
@@ -138,8 +139,28 @@ class ResolvedRefs(Sequence[ResolvedRef]):
         """The references of one page: ``verdicts[i]`` is what ``records[i]`` cites, and
         ``findings[i]`` its findings where it has any."""
         assert self._built is None, "references are added before they are read"
-        self._pages.append(_PageRefs(page, records, verdicts, findings))
+        assert page not in self._pages, "each page is added once"
+        self._pages[page] = _PageRefs(page, records, verdicts, findings)
         self._count += len(records)
+
+    def of_page(self, page: str) -> list[ResolvedRef]:
+        """The references of ``page`` (built for it alone, if nobody read them all yet)."""
+        built = self._built_pages.get(page)
+        if built is None:
+            entry = self._pages.get(page)
+            built = self._built_pages[page] = self._build(entry) if entry is not None else []
+        return built
+
+    def page_key(self, page: str) -> tuple[Any, ...] | None:
+        """What the verdicts on the references of ``page`` are, cheap to compare with another
+        run's without building them (or finding the references again, for a page the cache
+        held): for the same page text, equal keys mean equal `of_page` lists."""
+        entry = self._pages.get(page)
+        if entry is None:
+            built = self._built_pages.get(page)
+            return None if built is None else tuple(built)
+        targets = tuple((v.upstream, v.commit, v.path, v.unchecked) for v in entry.verdicts)
+        return (len(entry.records), targets, tuple(entry.findings.items()), self._ignore)
 
     def __len__(self) -> int:
         return self._count
@@ -168,25 +189,28 @@ class ResolvedRefs(Sequence[ResolvedRef]):
 
     def _all(self) -> list[ResolvedRef]:
         if self._built is None:
-            ignore = self._ignore
-            built = []
-            for page, records, verdicts, findings in self._pages:
-                for index, record in enumerate(records):
-                    verdict = verdicts[index]
-                    own = findings.get(index)
-                    built.append(
-                        ResolvedRef(
-                            CodeRef(page, *record),
-                            verdict.upstream,
-                            verdict.commit,
-                            verdict.path,
-                            [f for f in own if f.check not in ignore] if own else [],
-                            verdict.unchecked,
-                        )
-                    )
-            self._built = built
-            self._pages = []
+            self._built = [ref for page in self._pages for ref in self.of_page(page)]
+            self._pages = {}
         return self._built
+
+    def _build(self, entry: _PageRefs) -> list[ResolvedRef]:
+        ignore = self._ignore
+        page, records, verdicts, findings = entry
+        built = []
+        for index, record in enumerate(records):
+            verdict = verdicts[index]
+            own = findings.get(index)
+            built.append(
+                ResolvedRef(
+                    CodeRef(page, *record),
+                    verdict.upstream,
+                    verdict.commit,
+                    verdict.path,
+                    [f for f in own if f.check not in ignore] if own else [],
+                    verdict.unchecked,
+                )
+            )
+        return built
 
 
 class Target(Protocol):

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generator.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ProgressLine, load_manifest
-from generator.generate.source import Placement
+from generator.kb.placement import Placement
 from generator.kb.sections import ANALYSIS_KINDS
 from generator.kb.specs import SPEC_STATUSES
 

@@ -11,14 +11,12 @@ import argparse
 import logging
 import os
 import sys
-import tempfile
 import traceback
 from collections.abc import Sequence
 
 from generator import __version__
 from generator.cli import demo, generate, ingest, init, pin, specs, sync, upstreams, verify
 from generator.cli.common import EXIT_INTERNAL, EXIT_USAGE, Parser
-from generator.github.client import scrub_tokens
 from generator.model import printable
 from generator.upstream.manifest import ConfigError
 
@@ -92,6 +90,11 @@ def _dispatch(args: argparse.Namespace) -> int:
 def _internal_error(error: Exception) -> int:
     """Say that the command failed on a bug, keep the traceback in a file for the report, and
     exit with `EXIT_INTERNAL`: a distinct status, so that a script tells a crash from findings."""
+    # Imported here, on the way out: every command's start-up would pay for them otherwise.
+    import tempfile
+
+    from generator.github.client import scrub_tokens
+
     details = scrub_tokens("".join(traceback.format_exception(error)))  # it may quote a request
     where = None
     try:

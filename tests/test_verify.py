@@ -179,6 +179,26 @@ def test_listed_refs_drop_ignored_checks_too(lib_kb):
     assert report.refs[1].ref.page == "docs/p.md"
 
 
+def test_a_page_named_twice_is_checked_twice_and_listed_per_page(lib_kb):
+    """`verify docs docs/p.md` names p.md twice: its references count twice, as before, and
+    asking for one page's references gives that page's."""
+    lib_kb.page("p.md", "lib/core.py:99 lib/core.py:6\n")
+    lib_kb.page("q.md", "lib/core.py:7\n")
+    report = lib_kb.verify("docs", "docs/p.md")
+    assert [(r.ref.page, r.ref.text) for r in report.refs] == [
+        ("docs/p.md", "lib/core.py:99"),
+        ("docs/p.md", "lib/core.py:6"),
+        ("docs/q.md", "lib/core.py:7"),
+        ("docs/p.md", "lib/core.py:99"),
+        ("docs/p.md", "lib/core.py:6"),
+    ]
+    fresh = lib_kb.verify("docs", "docs/p.md")
+    assert [r.ref.text for r in fresh.refs.of_page("docs/q.md")] == ["lib/core.py:7"]
+    assert fresh.refs.page_key("docs/p.md") is not None
+    assert fresh.refs.page_key("docs/none.md") is None
+    assert [f.check for f in fresh.findings].count("range-outside-file") == 2
+
+
 def test_only_the_blobs_whose_lines_are_checked_are_read(lib_kb):
     # The first page opens the clone; the next ones are read ahead of their checks, which must
     # not read a blob that the checks themselves would not.

@@ -492,9 +492,10 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                 lang = info.lang if info is not None else None
                 key = (page.text, refs_key, lang, self._manifest_key, *self._plan_options())
                 kept = self._plans.get(page.rel)
-                refs = kept[1] if kept is not None and kept[0] == key else None
-                if refs is None:
-                    refs = report_refs.of_page(page.display)
+                unchanged = kept is not None and kept[0] == key
+                refs = (
+                    kept[1] if kept is not None and unchanged else report_refs.of_page(page.display)
+                )
                 if refs and len(refs) > MAX_LINKED_REFS:
                     log.warning(
                         "knowledge-base: %s has %d code references, more than the %d a page "
@@ -507,7 +508,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                 if not refs or page.text is None:
                     yield PlannedLinks(page.rel, len(page.text or ""), [])
                     continue
-                if kept is not None and kept[0] == key:
+                if kept is not None and unchanged:
                     plan = kept[2]
                 else:
                     plan = self._plan(page, refs, lang, upstreams, cards)

@@ -123,11 +123,14 @@ class ResolvedRefs(Sequence[ResolvedRef]):
     """
 
     def __init__(self, ignore: frozenset[str] = frozenset()) -> None:
-        self._pages: dict[str, _PageRefs] = {}
+        self._pages: list[_PageRefs] = []
+        self._position: dict[str, int] = {}
+        """Where each page's first entry is in `_pages` (a page named twice is added twice)."""
         self._count = 0
         self._ignore = ignore
         self._built: list[ResolvedRef] | None = None
-        self._built_pages: dict[str, list[ResolvedRef]] = {}
+        self._built_pages: dict[int, list[ResolvedRef]] = {}
+        """The references built so far, by the position of their page's entry."""
 
     def add_page(
         self,
@@ -139,26 +142,25 @@ class ResolvedRefs(Sequence[ResolvedRef]):
         """The references of one page: ``verdicts[i]`` is what ``records[i]`` cites, and
         ``findings[i]`` its findings where it has any."""
         assert self._built is None, "references are added before they are read"
-        assert page not in self._pages, "each page is added once"
-        self._pages[page] = _PageRefs(page, records, verdicts, findings)
+        self._position.setdefault(page, len(self._pages))
+        self._pages.append(_PageRefs(page, records, verdicts, findings))
         self._count += len(records)
 
     def of_page(self, page: str) -> list[ResolvedRef]:
         """The references of ``page`` (built for it alone, if nobody read them all yet)."""
-        built = self._built_pages.get(page)
-        if built is None:
-            entry = self._pages.get(page)
-            built = self._built_pages[page] = self._build(entry) if entry is not None else []
-        return built
+        position = self._position.get(page)
+        return [] if position is None else self._built_at(position)
 
     def page_key(self, page: str) -> tuple[Any, ...] | None:
         """What the verdicts on the references of ``page`` are, cheap to compare with another
         run's without building them (or finding the references again, for a page the cache
         held): for the same page text, equal keys mean equal `of_page` lists."""
-        entry = self._pages.get(page)
-        if entry is None:
-            built = self._built_pages.get(page)
-            return None if built is None else tuple(built)
+        position = self._position.get(page)
+        if position is None:
+            return None
+        if not self._pages:  # all built, and the records let go
+            return tuple(self._built_pages[position])
+        entry = self._pages[position]
         targets = tuple((v.upstream, v.commit, v.path, v.unchecked) for v in entry.verdicts)
         return (len(entry.records), targets, tuple(entry.findings.items()), self._ignore)
 
@@ -189,9 +191,17 @@ class ResolvedRefs(Sequence[ResolvedRef]):
 
     def _all(self) -> list[ResolvedRef]:
         if self._built is None:
-            self._built = [ref for page in self._pages for ref in self.of_page(page)]
-            self._pages = {}
+            self._built = [
+                ref for position in range(len(self._pages)) for ref in self._built_at(position)
+            ]
+            self._pages = []
         return self._built
+
+    def _built_at(self, position: int) -> list[ResolvedRef]:
+        built = self._built_pages.get(position)
+        if built is None:
+            built = self._built_pages[position] = self._build(self._pages[position])
+        return built
 
     def _build(self, entry: _PageRefs) -> list[ResolvedRef]:
         ignore = self._ignore

@@ -341,13 +341,10 @@ class Reanchorer:
             index = _next_after(self._changed_at.get(path, []), position)
             if index is None:
                 return None
-            step, path, position = (
-                self.steps[index],
-                self.steps[index].changes[path].new_path,
-                index,
-            )
+            position, step = index, self.steps[index]
+            path = step.changes[path].new_path
             if path is None:
-                return None
+                return None  # the file was deleted before the code came back
             found = self._find(block, step.commit, [path])
             if len(found) > 1:
                 return None
@@ -382,8 +379,8 @@ class Reanchorer:
         copy_blob = self._blob(self.steps[position].commit, copy_path)
         if old_blob is None or copy_blob is None:
             return None
-        cited = _qualified_name(old_blob.lines, _header_line(old_blob.lines, cited_start))
-        copied = _qualified_name(copy_blob.lines, _header_line(copy_blob.lines, copy_start))
+        cited = _qualified_at(old_blob.lines, cited_start)
+        copied = _qualified_at(copy_blob.lines, copy_start)
         return holders[0] if cited and cited == copied else None
 
     def _track_file(self, path: str) -> Drift:
@@ -660,11 +657,7 @@ class Reanchorer:
         there that the cited lines became, if any."""
         assert drift.old_start is not None and drift.old_end is not None
         old_blob = self._blob(self.old, drift.old_path)
-        cited = (
-            _qualified_name(old_blob.lines, _header_line(old_blob.lines, drift.old_start))
-            if old_blob
-            else ()
-        )
+        cited = _qualified_at(old_blob.lines, drift.old_start) if old_blob else ()
         name = symbol.replace("::", ".").rsplit(".", 1)[-1] if symbol else None
         name = name or (cited[-1] if cited else None)
         if cited and cited[-1] != name:
@@ -705,7 +698,7 @@ class Reanchorer:
             if not _same_language(path, cited_path):
                 continue
             for first, last in definitions(blob.line_tuple, name):
-                qualified = _qualified_name(blob.lines, _header_line(blob.lines, first))
+                qualified = _qualified_at(blob.lines, first)
                 similarity = SequenceMatcher(
                     None, "\n".join(old_lines), "\n".join(blob.lines[first - 1 : last])
                 ).ratio()
@@ -755,6 +748,11 @@ def _qualified_name(lines: list[str], line: int) -> tuple[str, ...]:
     return tuple(reversed(names))
 
 
+def _qualified_at(lines: list[str], first: int) -> tuple[str, ...]:
+    """`_qualified_name` of the definition (or the code) whose span starts at line ``first``."""
+    return _qualified_name(lines, _header_line(lines, first))
+
+
 def _header_line(lines: list[str], first: int) -> int:
     """The ``def``/``class`` line of a definition whose span starts at ``first`` with its
     decorators; ``first`` itself when it is no decorator."""
@@ -774,7 +772,7 @@ def _ranked_spans(
     the same qualified name (``FSDPActor.sleep``; ``MegatronActor.sleep`` is another method),
     the one the diff says the cited lines became first."""
     if cited:
-        spans = [s for s in spans if _qualified_name(lines, _header_line(lines, s[0])) == cited]
+        spans = [s for s in spans if _qualified_at(lines, s[0]) == cited]
 
     def evidence(span: tuple[int, int]) -> tuple[bool, int]:
         overlaps = region is not None and span[0] <= region[1] and region[0] <= span[1]

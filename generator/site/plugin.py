@@ -25,7 +25,7 @@ them rebuilds.
 In ``on_files``: the nav is computed from frontmatter (unless mkdocs.yml has a hand-written
 ``nav:``), archived pages leave it; when a page draws a Mermaid diagram, the pinned Mermaid
 (`generator.site.mermaid`) is copied into the site, so no page requests anything from a CDN;
-one page per tag is generated for the tags plugin, and ``board.md`` for the board.
+the tag index is generated for the tags plugin, and ``board.md`` for the board.
 
 Per page, in ``on_page_markdown``: code references are marked for links to the pinned upstream
 lines (`codelinks`). In ``on_page_content`` the marks are taken out of the HTML, which the
@@ -73,7 +73,6 @@ from generator.kb.paths import Curriculum, build_curriculum
 from generator.kb.specs import is_governed, load_governance
 from generator.model import Finding, ResolvedRef, Severity, Upstream, printable
 from generator.refs.extract import scan
-from generator.refs.slugs import github_slug
 from generator.site import live, navigation
 from generator.site.background import Background, BackgroundFailed
 from generator.site.cards import CardLimits, CardMaker, prepare_python_lexer
@@ -115,7 +114,8 @@ class KnowledgeBaseConfig(Config):
     ``verify`` does without ``--no-cache`` (`generator.verification.cache`)."""
     navigation = options.Type(bool, default=True)
     tags = options.Type(bool, default=True)
-    """Generate ``tags/index.md`` and one page per tag (listings of Material's tags plugin)."""
+    """Generate ``tags/index.md``, every tag with its pages (a listing of Material's tags
+    plugin)."""
     board = options.Type(bool, default=True)
     """Generate the spec board, ``board.md``, from this build's verification (governed
     knowledge bases only: a ``specs/`` or ``.lean-spec/`` directory)."""
@@ -867,42 +867,23 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         ).replace("# Spec board", f"# {title}", 1)
 
     def _tag_pages(self, files: Files, config: MkDocsConfig) -> list[str]:
-        """``tags/index.md`` listing every tag, and ``tags/<slug>.md`` per tag (not in the nav).
+        """``tags/index.md``, listing every tag with its pages (Material's tags plugin), when
+        a page has tags and the docs have no tag index of their own.
 
-        The per-tag pages are left out of the search index: they only repeat the titles of the
-        pages they list (``tags/`` itself is searchable), and indexing them is build time spent
-        on every tag.
+        One page for all tags: a page's tag links to its tag's section there (``tags/#slug``).
+        A page per tag would only repeat that section, and cost a whole page's rendering (the
+        nav included) per tag on every build and every ``mkdocs serve`` rebuild.
         """
-        tags: dict[str, str] = {}
-        for page in self.state.pages.values():
-            for tag in page.meta.get("tags") or ():
-                if isinstance(tag, str | int | float) and str(tag).strip():
-                    tags.setdefault(github_slug(str(tag)) or "tag", str(tag))
-        if not tags or files.get_file_from_path("tags/index.md") is not None:
-            return []
-        lang = config.theme.get("language")
-        title = navigation.words(lang)["tags"]
-        index = File.generated(
-            config,
-            "tags/index.md",
-            content=(
-                f"---\ntitle: {title}\nkind: tags\n---\n\n# {title}\n\n<!-- material/tags -->\n"
-            ),
+        tagged = any(
+            isinstance(tag, str | int | float) and str(tag).strip()
+            for page in self.state.pages.values()
+            for tag in page.meta.get("tags") or ()
         )
-        files.append(index)
-        for slug, tag in sorted(tags.items()):
-            name = tag.replace('"', "'")
-            page = File.generated(
-                config,
-                f"tags/{slug}.md",
-                content=(
-                    f'---\ntitle: "{title}: {name}"\nkind: tags\nsearch: {{exclude: true}}\n'
-                    f"---\n\n# {title}: {name}\n\n"
-                    f'<!-- material/tags {{ include: ["{name}"] }} -->\n'
-                ),
-            )
-            page.inclusion = InclusionLevel.NOT_IN_NAV
-            files.append(page)
+        if not tagged or files.get_file_from_path("tags/index.md") is not None:
+            return []
+        title = navigation.words(config.theme.get("language"))["tags"]
+        content = f"---\ntitle: {title}\nkind: tags\n---\n\n# {title}\n\n<!-- material/tags -->\n"
+        files.append(File.generated(config, "tags/index.md", content=content))
         return ["tags/index.md"]
 
     # -- pages

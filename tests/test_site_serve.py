@@ -196,6 +196,31 @@ def test_serve_keeps_the_links_of_pages_an_edit_did_not_touch_and_follows_option
     assert served.process.poll() is None
 
 
+def test_serve_rebuilds_what_an_edit_changes_on_other_pages_and_in_the_edited_one(
+    site_kb,  # noqa: F811
+    serve,
+):
+    """A rebuild keeps each page's work only while what it was made from is unchanged: a
+    new page changes the path box of the page before it, and a new range changes the link."""
+    served = serve(site_kb)
+    first = article(served.get("one/"))
+    assert f"/lib/core.py#L6-L7" in first and "Two: the next step" not in first
+
+    site_kb.page(
+        "two.md",
+        "---\ntitle: 'Two: the next step'\nlevel: beginner\npaths: [start]\n---\n# Two\n",
+    )
+    page = served.wait_for("one/", lambda page: "Two: the next step" in page)
+    assert f"/blob/{site_kb.pin}/lib/core.py#L6-L7" in article(page)  # its links kept
+
+    one = (site_kb.root / "docs" / "one.md").read_text("utf-8")
+    site_kb.page("one.md", one.replace("`lib/core.py:6-7`", "`lib/core.py:6`"))
+    page = article(served.wait_for("one/", lambda page: "core.py#L6-L7" not in page))
+    assert f"/blob/{site_kb.pin}/lib/core.py#L6\"" in page
+    assert "Two: the next step" in page
+    assert served.process.poll() is None
+
+
 def test_serve_shows_an_error_made_while_it_runs(site_kb, serve):  # noqa: F811
     served = serve(site_kb)
     assert "kb-finding" not in served.get("one/")

@@ -49,6 +49,7 @@ import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,7 @@ from generator.site.markdown_config import MarkdownConfigError, configure_markdo
 from generator.site.mermaid import PINNED as PINNED_MERMAID
 from generator.site.mermaid import MermaidUnavailable, pinned_mermaid, uses_mermaid
 from generator.site.pagechecks import frontmatter_missing, mermaid_findings
+from generator.site.rebuilds import RebuildMemo
 from generator.site.trust import anchor_held, page_trust, trust_html
 from generator.upstream.manifest import ConfigError, Manifest, load_manifest
 from generator.verification.cache import VerifyCache
@@ -337,17 +339,15 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         self.manifest_problem: str | None = None
         """``mkdocs serve`` only: why the manifest cannot be used (the pages are then served
         unverified, with this on each, until it is fixed)."""
-        self._plans: dict[str, tuple[tuple[Any, ...], list[ResolvedRef], _Plan]] = {}
-        """``mkdocs serve`` only: each page's planned links and cards, with what they were
-        planned from; a rebuild plans again only the pages whose text or verdicts changed."""
-        self._page_reader: _PageReader | None = None
+        self._memo = RebuildMemo(keep=False)
+        """``mkdocs serve`` only: each page's work of the last build, with what it was made
+        from; a rebuild does again only the work on the pages whose text or verdicts changed."""
 
     # -- lifecycle
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.command = command
-        if self.serving and self._page_reader is None:
-            self._page_reader = _PageReader()
+        self._memo = RebuildMemo(keep=self.serving)
 
     @property
     def serving(self) -> bool:
@@ -449,9 +449,9 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                 raise
             self.manifest_problem = error.render()
             verifier, report = None, Report()
-        pages = _read_pages(page_files, verifier, source.docs_dir, self._page_reader)
+        pages = _read_pages(page_files, verifier, source.docs_dir, self._memo)
         findings: list[Finding] = []
-        curriculum = build_curriculum(list(pages.values()))
+        curriculum = self._curriculum(pages)
         if self.config.verify:
             findings.extend(report.findings)
             findings.extend(curriculum.findings)
@@ -459,7 +459,9 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                 missing = frontmatter_missing(page)
                 if missing is not None:
                     findings.append(missing)
-                findings.extend(mermaid_findings(page))
+                findings.extend(
+                    self._memo.get("mermaid", page.rel, (page,), partial(mermaid_findings, page))
+                )
         ignored = set(self.config.ignore)
         findings = _unique_sorted(f for f in findings if f.check not in ignored)
         outcome = Outcome(report.pages, len(report.refs), report.links, findings)
@@ -487,16 +489,18 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             behind = BehindCounter(verifier.manifest)
             branches = {name: upstream.branch for name, upstream in upstreams.items()}
             for page in pages.values():
-                refs_key = report_refs.page_key(page.display)
                 info = curriculum.pages.get(page.rel)
                 lang = info.lang if info is not None else None
-                key = (page.text, refs_key, lang, self._manifest_key, *self._plan_options())
-                kept = self._plans.get(page.rel)
-                unchanged = kept is not None and kept[0] == key
-                refs = (
-                    kept[1] if kept is not None and unchanged else report_refs.of_page(page.display)
+                inputs = (
+                    page.text,
+                    report_refs.page_key(page.display),
+                    lang,
+                    self._manifest_key,
+                    *self._plan_options(),
                 )
-                if refs and len(refs) > MAX_LINKED_REFS:
+                make = partial(self._page_plan, page, report_refs, lang, upstreams, cards)
+                refs, plan = self._memo.get("plan", page.rel, inputs, make)
+                if len(refs) > MAX_LINKED_REFS:
                     log.warning(
                         "knowledge-base: %s has %d code references, more than the %d a page "
                         "links: they are shown as text",
@@ -504,16 +508,9 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                         len(refs),
                         MAX_LINKED_REFS,
                     )
-                    refs = None
-                if not refs or page.text is None:
+                if plan is None or page.text is None:
                     yield PlannedLinks(page.rel, len(page.text or ""), [])
                     continue
-                if kept is not None and unchanged:
-                    plan = kept[2]
-                else:
-                    plan = self._plan(page, refs, lang, upstreams, cards)
-                    if self.serving:
-                        self._plans[page.rel] = (key, refs, plan)
                 trust = (
                     page_trust(refs, plan.pairs, branches, lambda *pin: behind.count(*pin)[0])
                     if self.config.trust_line
@@ -539,6 +536,26 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             config.card_page_bytes,
             self.serving,
         )
+
+    def _page_plan(
+        self,
+        page: Page,
+        report_refs: ResolvedRefs,
+        lang: str | None,
+        upstreams: dict[str, Upstream],
+        cards: CardMaker,
+    ) -> tuple[list[ResolvedRef], _Plan | None]:
+        """The page's references, and its plan when it has any to link (not too many)."""
+        refs = report_refs.of_page(page.display)
+        if not refs or len(refs) > MAX_LINKED_REFS or page.text is None:
+            return refs, None
+        return refs, self._plan(page, refs, lang, upstreams, cards)
+
+    def _curriculum(self, pages: dict[str, Page]) -> Curriculum:
+        """The curriculum of ``pages``; serving, made once per rebuild (for the nav, and again
+        for the verification's findings) and only when a page changed."""
+        listed = tuple(pages.values())
+        return self._memo.get("curriculum", "", listed, partial(build_curriculum, list(listed)))
 
     def _plan(
         self,
@@ -583,10 +600,8 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         if self.verification is None or self.verification.source != source:
             self._stop_verification()
             self.verification = self._start_verification(source)
-        self.state.pages = _read_pages(
-            list(source.page_files), None, source.docs_dir, self._page_reader
-        )
-        curriculum = build_curriculum(list(self.state.pages.values()))
+        self.state.pages = _read_pages(list(source.page_files), None, source.docs_dir, self._memo)
+        curriculum = self._curriculum(self.state.pages)
         self.state.curriculum = curriculum
 
         sources = [f for f in files.documentation_pages() if not f.generated_by and f.abs_src_path]
@@ -921,15 +936,10 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         if len(text) != planned.text_length or not text.endswith(markdown):
             log.debug("%s: rendered text differs from the source; code refs not linked", source.rel)
             return markdown
-        # The links were planned on the whole page; MkDocs hands over what follows the
-        # frontmatter.
         cut = len(text) - len(markdown)
-        links = [
-            dataclasses.replace(link, start=link.start - cut, end=link.end - cut)
-            for link in [*planned.links, *planned.marks]
-            if link.start >= cut
-        ]
-        marked, self.state.links[source.rel] = mark_links(markdown, links)
+        inputs = (cut, markdown, planned.links, planned.marks)
+        make = partial(_mark_links_after, cut, markdown, planned)
+        marked, self.state.links[source.rel] = self._memo.get("marks", source.rel, inputs, make)
         return marked
 
     def on_page_content(
@@ -937,7 +947,11 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
     ) -> str:
         rel = page.file.src_uri
         links = self.state.links.pop(rel, None)
-        html, spans = strip_marks(html, links) if links else (html, [])
+        if links:
+            make = partial(strip_marks, html, links)
+            html, spans = self._memo.get("unmarked", rel, (html, links), make)
+        else:
+            spans = []
         generated = self.state.generated.pop(rel, None) or Generated({}, "", "")
         cards, trust = self.state.cards.pop(rel, ("", ""))
         if spans or generated.blocks or generated.header or generated.footer or cards or trust:
@@ -950,7 +964,9 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
     ) -> TemplateContext:
         additions = self.state.additions.pop(page.file.src_uri, None)
         if additions is not None and page.content is not None:
-            page.content = additions.apply(page.content)
+            inputs = (page.content, additions)
+            make = partial(additions.apply, page.content)
+            page.content = self._memo.get("additions", page.file.src_uri, inputs, make)
         if self.serving and page.content is not None and page.file.abs_src_path:
             display = f"{self.state.prefix}{page.file.src_uri}"
             findings = self.state.findings.get(display, [])
@@ -1059,49 +1075,49 @@ def _drop_unsafe_assets(files: Files, docs_dir: Path) -> None:
 
 
 def _read_pages(
-    page_files: list[PageFile],
-    verifier: Verifier | None,
-    docs_dir: Path,
-    reader: _PageReader | None = None,
+    page_files: list[PageFile], verifier: Verifier | None, docs_dir: Path, memo: RebuildMemo
 ) -> dict[str, Page]:
-    """Each page by ``rel``: the verifier's parsed page when it just read it, else read here
-    (by ``reader``, when there is one).
+    """Each page by ``rel``: the verifier's parsed page when it just read it, else read here.
 
     Taking the pages the verifier parsed saves reading and parsing every page twice per build;
-    a page it did not read (or read under another display path) is read here.
+    a page it did not read (or read under another display path) is read here. Serving, every
+    page is read here, and parsed again only when its bytes changed: the pages are then the
+    same objects from build to build (and the nav's and the verification's curriculum one).
     """
     pages: dict[str, Page] = {}
     for page_file in page_files:
-        page = verifier.parsed_page(page_file.rel) if verifier is not None else None
+        page = None
+        if verifier is not None and not memo.keep:
+            page = verifier.parsed_page(page_file.rel)
         if page is None or page.display != page_file.display:
-            page = (
-                reader.read(page_file, docs_dir)
-                if reader is not None
-                else load_page(page_file.source, page_file.display, page_file.rel, docs_dir)
-            )
+            page = _read_page(page_file, docs_dir, memo)
         pages[page.rel] = page
     return pages
 
 
-class _PageReader:
-    """Reads pages, keeping each parsed page with its bytes: `mkdocs serve` rebuilds the whole
-    site on every edit, and this parses again only the pages whose bytes changed."""
+def _read_page(page_file: PageFile, docs_dir: Path, memo: RebuildMemo) -> Page:
+    source, display, rel = page_file.source, page_file.display, page_file.rel
+    if not memo.keep:
+        return load_page(source, display, rel, docs_dir)
+    try:
+        raw = read_page_bytes(source, docs_dir)
+    except PageUnreadable:
+        return load_page(source, display, rel, docs_dir)  # which says why
+    make = partial(parse_page, raw, source, display, rel)
+    return memo.get("page", (source, display, rel), (raw,), make)
 
-    def __init__(self) -> None:
-        self._kept: dict[tuple[Path, str, str], tuple[bytes, Page]] = {}
 
-    def read(self, page_file: PageFile, docs_dir: Path) -> Page:
-        source, display, rel = page_file.source, page_file.display, page_file.rel
-        try:
-            raw = read_page_bytes(source, docs_dir)
-        except PageUnreadable:
-            return load_page(source, display, rel, docs_dir)  # which says why
-        kept = self._kept.get((source, display, rel))
-        if kept is not None and kept[0] == raw:
-            return kept[1]
-        page = parse_page(raw, source, display, rel)
-        self._kept[source, display, rel] = (raw, page)
-        return page
+def _mark_links_after(
+    cut: int, markdown: str, planned: PlannedLinks
+) -> tuple[str, list[CodeLink | live.FindingMark]]:
+    """`mark_links` on the page's ``markdown``, which starts ``cut`` characters into the text
+    the links were planned on (MkDocs hands over what follows the frontmatter)."""
+    links = [
+        dataclasses.replace(link, start=link.start - cut, end=link.end - cut)
+        for link in [*planned.links, *planned.marks]
+        if link.start >= cut
+    ]
+    return mark_links(markdown, links)
 
 
 @contextlib.contextmanager

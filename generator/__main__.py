@@ -1,5 +1,3 @@
-import sys
+from generator.cli import run
 
-from generator.cli import main
-
-sys.exit(main())
+run()

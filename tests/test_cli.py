@@ -218,3 +218,42 @@ def test_a_reader_that_stops_early_gets_no_traceback(lib_kb):
         os.close(write_end)
     assert result.returncode == 141
     assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr
+
+
+def test_buffered_output_is_all_written_before_the_process_ends(broken_kb):
+    # `kb` ends without the interpreter's teardown, which would have flushed stdout: with a
+    # pipe, Python buffers what is printed (unless PYTHONUNBUFFERED says otherwise).
+    import os
+    import subprocess
+    import sys
+
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    env["PYTHONPATH"] = str(ROOT)
+    command = [sys.executable, "-m", "generator", "verify", "docs"]
+    result = subprocess.run(
+        [*command, "--format", "json"],
+        cwd=broken_kb.root,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr
+    findings = json.loads(result.stdout)["findings"]
+    assert [f["check"] for f in findings] == ["range-outside-file", "unattributed"]
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # a reader gone before anything was flushed
+    try:
+        gone = subprocess.run(
+            command,
+            cwd=broken_kb.root,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert gone.returncode == 141
+    assert "Traceback" not in gone.stderr and "BrokenPipe" not in gone.stderr

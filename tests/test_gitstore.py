@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from generator.upstream.gitbuild import RepoBuilder, run_git
-from generator.upstream.gitstore import GitStore, RepositoryUnavailable
+from generator.upstream.gitstore import BlobText, GitStore, RepositoryUnavailable
 
 
 @pytest.fixture
@@ -139,3 +139,16 @@ def test_a_git_process_that_died_is_reported(repo):
             store.blob(sha)
     finally:
         store.close()
+
+
+def test_a_name_counts_where_code_uses_it_not_where_a_string_or_comment_mentions_it():
+    # The use on the last line is just past a string's end: a line offset wrong by a character
+    # or so per line above (or per line of the range) would put it inside the string.
+    lines = ["def f():", '    """Mentions g."""', *["    pass"] * 10, "    # g", '    s = """']
+    lines += ["    g", '    """; g()']
+    blob = BlobText("\n".join(lines).encode() + b"\n")
+    last = len(lines)
+    assert blob.occurs_in_code("g", last, last), "used after the string closes, on its line"
+    assert blob.occurs_in_code("g", 1, last)
+    assert not blob.occurs_in_code("g", 1, last - 1), "a docstring, a comment, a string"
+    assert blob.occurs_in_code("f", 1, 1) and not blob.occurs_in_code("f", 2, last)

@@ -13,6 +13,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 from generator import __version__
 from generator.cli import demo, generate, ingest, init, pin, specs, sync, upstreams, verify
@@ -59,6 +60,21 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     return _dispatch(args)
+
+
+def run() -> NoReturn:
+    """The process behind ``kb`` and ``python -m generator``: `main`, then an exit that skips
+    the interpreter's teardown. A run keeps what it read (trees, blobs, pages) to its end, and
+    freeing it object by object took 50-60 ms of a 0.85 s `verify`, for nothing anyone reads.
+    Everything else the teardown would do for this program is done here: flush the output."""
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # the reader went away (`... | head`), as `_dispatch` says it
+        code = 141
+    logging.shutdown()
+    os._exit(code)
 
 
 def main_verify(argv: Sequence[str] | None = None, prog: str = "verify_code_refs.py") -> int:

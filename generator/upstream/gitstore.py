@@ -25,7 +25,6 @@ import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -110,29 +109,25 @@ class BlobText:
         return len(self.lines)
 
     @cached_property
-    def _line_offsets(self) -> list[int]:
-        """Where each line starts in the lines joined by newlines (summed lengths, all in C)."""
-        if not self.lines:
-            return []
-        return list(accumulate(map((1).__add__, map(len, self.lines[:-1])), initial=0))
-
-    @cached_property
     def _triple_quoted(self) -> _TripleQuotedStrings:
         return _TripleQuotedStrings("\n".join(self.lines))
 
     def occurs_in_code(self, name: str, start: int, end: int) -> bool:
         """Whether identifier ``name`` is used in lines ``start..end`` outside Python comments
         and docstrings (which only mention it)."""
-        strings = self._triple_quoted
-        offsets = self._line_offsets
-        for number in range(start, min(end, len(self.lines)) + 1):
-            line = self.lines[number - 1]
+        lines = self.lines
+        # Where line `start` begins in the lines joined by newlines: summed up to it alone
+        # (in C), since a blob is usually cited at a few places and never needs every offset.
+        offset = sum(map(len, lines[: start - 1])) + start - 1
+        for number in range(start, min(end, len(lines)) + 1):
+            line = lines[number - 1]
             for column in identifier_columns(line, name):
-                if strings.contain(offsets[number - 1] + column):
+                if self._triple_quoted.contain(offset + column):
                     continue  # inside a docstring
                 if _in_comment(line, column):
                     continue
                 return True
+            offset += len(line) + 1
         return False
 
 

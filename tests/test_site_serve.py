@@ -204,7 +204,7 @@ def test_serve_rebuilds_what_an_edit_changes_on_other_pages_and_in_the_edited_on
     new page changes the path box of the page before it, and a new range changes the link."""
     served = serve(site_kb)
     first = article(served.get("one/"))
-    assert f"/lib/core.py#L6-L7" in first and "Two: the next step" not in first
+    assert "/lib/core.py#L6-L7" in first and "Two: the next step" not in first
 
     site_kb.page(
         "two.md",

@@ -216,7 +216,7 @@ def test_serve_rebuilds_what_an_edit_changes_on_other_pages_and_in_the_edited_on
     one = (site_kb.root / "docs" / "one.md").read_text("utf-8")
     site_kb.page("one.md", one.replace("`lib/core.py:6-7`", "`lib/core.py:6`"))
     page = article(served.wait_for("one/", lambda page: "core.py#L6-L7" not in page))
-    assert f"/blob/{site_kb.pin}/lib/core.py#L6\"" in page
+    assert f'/blob/{site_kb.pin}/lib/core.py#L6"' in page
     assert "Two: the next step" in page
     assert served.process.poll() is None
 

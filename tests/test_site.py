@@ -764,6 +764,9 @@ def test_the_spec_board_is_a_generated_page_of_the_demo_site(demo_site):
         "diagrams 4/4 met",
     ]
     assert 'href="../analysis/pr-2-grad-clip-offload/"' in page
+    # A path's index page is in no path: it says whose index it is.
+    index = next(row for row in rows if row[0].startswith("Beginner learning path"))
+    assert index[2] == "index of beginner"
     # In the nav, from every page.
     assert 'href="board/"' in html_of(demo_site, "") and "Spec board" in html_of(demo_site, "")
 

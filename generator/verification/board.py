@@ -21,8 +21,9 @@ JSON schema (version 1; fields are only ever added)::
                 "pages": {STATUS: [{"page": str, "title": str, "status": str|null,
                                     "refs": int, "ref_errors": int, "ref_warnings": int,
                                     "broken_links": int, "errors": int, "warnings": int,
-                                    "paths": [str], "diagrams": int, "diagrams_required": int,
-                                    "diagrams_met": int, "diagrams_missing": [str],
+                                    "paths": [str], "index_of": str|null, "diagrams": int,
+                                    "diagrams_required": int, "diagrams_met": int,
+                                    "diagrams_missing": [str],
                                     "commits_behind": int|null}]},
                 "criteria": [{"id": str, "title": str, "met": bool|null, "count": int|null,
                               "total": int|null, "detail": str, "ignored": [str]}],
@@ -73,7 +74,15 @@ class PageHealth:
     commits_behind: int | None = None
     behind_reason: str | None = None
     kind: str | None = None
+    index_of: str | None = None
+    """The learning path whose index this page is."""
     exempt_from_paths: bool = False
+
+    def paths_text(self) -> str:
+        """Its paths, as the board lists them: a path's index page says whose it is."""
+        if self.paths:
+            return ", ".join(self.paths)
+        return f"index of {self.index_of}" if self.index_of else "none"
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -87,6 +96,7 @@ class PageHealth:
             "errors": self.errors,
             "warnings": self.warnings,
             "paths": self.paths,
+            "index_of": self.index_of,
             "diagrams": self.diagrams,
             "diagrams_required": self.diagrams_required,
             "diagrams_met": self.diagrams_met,
@@ -181,6 +191,7 @@ def build_board(
             diagrams_met=diagrams.met if diagrams else 0,
             diagrams_missing=diagrams.missing if diagrams else [],
             kind=entry.kind if entry else None,
+            index_of=entry.index_of if entry else None,
             exempt_from_paths=bool(entry and (entry.index_of or entry.kind in NO_PATH_KINDS)),
         )
     pins: dict[str, set[tuple[str, str]]] = {}
@@ -464,7 +475,7 @@ def format_board_text(board: Board) -> str:
                 lines.append(
                     f"      {page.page}  refs {page.refs} ({page.ref_errors} errors, "
                     f"{page.ref_warnings} warnings), broken links {page.broken_links}"
-                    f"{behind}, paths: {', '.join(page.paths) or 'none'}"
+                    f"{behind}, paths: {page.paths_text()}"
                 )
         lines.append("  acceptance criteria (computed)")
         for criterion in card.criteria:
@@ -563,8 +574,7 @@ def _pages_table(pages: list[PageHealth], link_prefix: str) -> list[str]:
             facts.append(f"{plural(page.commits_behind, 'commit')} behind")
         health = "<br>".join(_breakable(_cell(fact)) for fact in facts)
         out.append(
-            f"| [{_breakable(title)}]({href}) | {health} | "
-            f"{_breakable(_cell(', '.join(page.paths) or 'none'))} |"
+            f"| [{_breakable(title)}]({href}) | {health} | {_breakable(_cell(page.paths_text()))} |"
         )
     out.append("")
     return out

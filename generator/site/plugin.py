@@ -388,6 +388,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         starts again if not.
         """
         self._stop_verification()
+        self._memo.next_build()
         self.manifest_problem = None
         if self.serving and live.exempt_from_strict(logging.getLogger("mkdocs")):
             log.info(

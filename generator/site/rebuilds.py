@@ -8,7 +8,9 @@ was made from.
 
 Inputs are compared with ``==``. Most of them are the very objects of the last build (the
 same parsed page, the same planned links), which compare at once; text and bytes compare at
-memory speed. A one-off ``mkdocs build`` keeps nothing: there is no next build to save for.
+memory speed. Only what the last build used is kept (`next_build`), so a long session that
+renames or deletes pages holds no more than one build's worth. A one-off ``mkdocs build`` keeps
+nothing: there is no next build to save for.
 """
 
 from __future__ import annotations
@@ -26,15 +28,21 @@ class RebuildMemo:
         self.keep = keep
         """False for a one-off build: every result is made afresh and nothing is kept."""
         self._kept: dict[tuple[str, Hashable], tuple[tuple[Any, ...], Any]] = {}
+        """What this build made or took, by kind and key."""
+        self._last: dict[tuple[str, Hashable], tuple[tuple[Any, ...], Any]] = {}
+        """What the build before it made or took."""
+
+    def next_build(self) -> None:
+        """A build starts: what the last one made is what it can take."""
+        self._last, self._kept = self._kept, {}
 
     def get(self, kind: str, key: Hashable, inputs: tuple[Any, ...], make: Callable[[], T]) -> T:
         """``make()``, or what it returned in the last build for ``(kind, key)`` if ``inputs``
         are the same as then."""
         if not self.keep:
             return make()
-        kept = self._kept.get((kind, key))
-        if kept is not None and kept[0] == inputs:
-            return kept[1]
-        result = make()
-        self._kept[kind, key] = (inputs, result)
-        return result
+        kept = self._kept.get((kind, key)) or self._last.get((kind, key))
+        if kept is None or kept[0] != inputs:
+            kept = (inputs, make())
+        self._kept[kind, key] = kept
+        return kept[1]

@@ -132,9 +132,47 @@ def test_link_checks_on_files(kb):
     assert report.links == 11
 
 
+def test_a_footnote_without_its_note_is_reported_in_cold_and_cached_runs(kb):
+    """GitHub and the site show `[^2]` as written when the page has no `[^2]: ...`: the note
+    was lost. Defined notes (in any case), definitions themselves and code stay silent."""
+    repo = kb.new_upstream("u")
+    kb.add_upstream("u", repo, repo.commit({"u/a.py": "x = 1\n"}, "init"))
+    kb.page(
+        "notes.md",
+        """\
+        # Notes
+
+        The actor sleeps first[^1], then wakes up[^2]. 显存在这里释放[^Mem]。
+        In code, `x[^3]` and
+
+        ```python
+        y = table[^4]
+        ```
+
+        are not footnotes.
+
+        [^1]: Before the rollout.
+        [^mem]: 见 FSDP 一节。
+        """,
+    )
+
+    def found(report) -> list[tuple]:
+        return [(f.line, f.column, f.check, f.text, f.suggestion) for f in report.findings]
+
+    expected = [
+        (3, 42, "footnote-undefined", "[^2]", "add its note, '[^2]: ...', or remove the reference")
+    ]
+    assert found(kb.verify()) == expected
+    assert found(kb.verify(cache=True)) == expected  # writes the cache
+    assert found(kb.verify(cache=True)) == expected  # from the cache
+    finding = kb.verify().findings[0]
+    assert finding.severity.value == "warning"
+    assert "has no definition on this page" in finding.message
+
+
 # Written for GitHub, where none of these is a link: each must stay silent in the verifier.
 NOT_LINKS = [
-    "A claim.[^1] Another.[^note] A third.[^长注]",
+    "A claim.[^1] Another.[^note] A third.[^长注]\n\n[^1]: a.\n[^note]: b.\n[^长注]: c.",
     "[^1]: See the design notes for why.",
     "[^note]: guide/missing.md explains it (a path in a footnote's text, not a link).",
     "[^长注]: 参见 design.md 的第二节。",

@@ -31,7 +31,8 @@ FRAGMENTS = [
     "https://github.com/acme/lib/blob/main/lib/util.py#L3 and https://github.com/else/x/blob/main/a.py#L1",
     "```python\n# lib/core.py:6-7\nx = 'lib/core.py:99'\n```",
     '```mermaid\ngraph LR\n  A["lib/util.py:2 alpha()"] --> B\n```',
-    "[next](page_1.md#intro) and [gone](nowhere.md) and [bad](#no-such-anchor)",
+    "[next](page_1.md#intro) and [gone](nowhere.md) and [bad](#no-such-anchor), a note[^a] "
+    "and a lost one[^lost], `not[^one]`.\n\n[^a]: kept.",
     "[up](../../up.md) and [sub](sub/) and [top](/page_2.md#section-a) and ![img](missing.png)",
 ]
 
@@ -94,6 +95,7 @@ def test_two_processes_report_exactly_what_one_does(big_kb):
         "link-missing",
         "anchor-missing",
         "link-outside-docs",
+        "footnote-undefined",
     }
     assert everything(shared) == everything(alone)
     # Only this process reads blobs, each once: lib/core.py, lib/util.py, data/blob.bin, and

@@ -1,4 +1,4 @@
-"""Check relative links between pages and their ``#anchors``.
+"""Check relative links between pages and their ``#anchors``, and footnotes to their notes.
 
 Targets are resolved the way MkDocs publishes the docs directory: relative to the linking page,
 ``/x.md`` from the docs root, and a directory means its ``index.md`` or ``README.md``. Anchors
@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import difflib
 import posixpath
+import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
 
 from generator.checks import severity_of
 from generator.model import Finding, Link
+from generator.refs.extract import MarkdownLayout
 
 _INDEX_NAMES = ("index.md", "README.md")
 _MAX_SUGGESTIONS_PER_PAGE = 50
+# A footnote reference `[^label]` (not its definition `[^label]: ...`), and a definition.
+_FOOTNOTE = re.compile(r"\[\^(?P<label>[^\]\s]+)\](?!:)")
+_FOOTNOTE_DEFINITION = re.compile(r"^ {0,3}\[\^(?P<label>[^\]\s]+)\]:", re.M)
 
 
 def _kind(path: Path) -> str:
@@ -159,3 +164,36 @@ class LinkChecker:
             suggestion,
             text=link.text,
         )
+
+
+def footnote_findings(layout: MarkdownLayout, page: str) -> list[Finding]:
+    """A footnote reference (``[^1]``) with no definition (``[^1]: ...``) on the page: GitHub and
+    the site show it as written, ``[^1]``, and the note it promised is nowhere. Drafts lose
+    definitions when a section is cut or pasted elsewhere. Code is not prose: a ``[^1]`` in a
+    code span or block says nothing. Labels match ignoring case, as on GitHub."""
+    prose = layout.prose
+    if "[^" not in prose:
+        return []
+    defined = {
+        match.group("label").casefold()
+        for match in _FOOTNOTE_DEFINITION.finditer(prose, layout.body_start)
+    }
+    findings = []
+    for match in _FOOTNOTE.finditer(prose, layout.body_start):
+        label = match.group("label")
+        if label.casefold() in defined:
+            continue
+        line, column = layout.position(match.start())
+        findings.append(
+            Finding(
+                severity_of("footnote-undefined"),
+                "footnote-undefined",
+                page,
+                line,
+                column,
+                f"footnote [^{label}] has no definition on this page: it shows as written",
+                f"add its note, '[^{label}]: ...', or remove the reference",
+                text=match.group(0),
+            )
+        )
+    return findings

@@ -47,7 +47,7 @@ from generator.upstream.manifest import Manifest
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 """Part of the fingerprint. The program's sources are too, so a change to this program already
 verifies every page again; this number says so for a reader of the file."""
 CACHE_DIRECTORY = ".verify-cache"

@@ -52,7 +52,7 @@ from generator.refs.extract import ExtractOptions, MarkdownLayout, extract_links
 from generator.refs.extract.evidence import collect_evidence, quoted_text
 from generator.refs.extract.links import extract_anchors
 from generator.refs.extract.refs import RefRecord, ref_records
-from generator.refs.linkcheck import LinkChecker
+from generator.refs.linkcheck import LinkChecker, footnote_findings
 from generator.refs.prove import Prover
 from generator.refs.resolve import (
     HeldRef,
@@ -426,6 +426,9 @@ class _Extracted(NamedTuple):
     """The page's entry in the cache, when it was found there: nothing is left to resolve."""
     evidence: dict[int, Evidence] | None = None
     """What the page says its references' lines contain, by index in ``records``."""
+    markdown_findings: tuple[Finding, ...] = ()
+    """What is wrong with the page's Markdown itself (footnotes without a note), kept in the
+    cache with its other findings: it depends on the page's text alone."""
 
 
 class _Checked(NamedTuple):
@@ -687,8 +690,17 @@ class Verifier:
         ]
         if self.cache is not None:
             kept = (links, parsed.anchors())
+        markdown_findings = tuple(footnote_findings(layout, page.display))
         parsed.release()
-        return _Extracted(page, records, len(links), link_findings, kept, evidence=evidence)
+        return _Extracted(
+            page,
+            records,
+            len(links),
+            link_findings,
+            kept,
+            evidence=evidence,
+            markdown_findings=markdown_findings,
+        )
 
     def _extract_all(self, files: Sequence[PageFile], workers: int) -> Iterator[_Extracted]:
         """`_extract` of every file, in order. Only pages the cache does not hold are worth
@@ -718,6 +730,7 @@ class Verifier:
             if evidence and page.text is not None:
                 evidence = _with_text(evidence, page.text)
             checked = self._resolve_page(page, extracted.records, evidence)
+            checked.findings.extend(extracted.markdown_findings)
             if extracted.kept is not None:
                 self._store(page, extracted, checked)
         report.findings.extend(checked.findings)

@@ -171,9 +171,9 @@ def footnote_findings(layout: MarkdownLayout, page: str) -> list[Finding]:
     the site show it as written, ``[^1]``, and the note it promised is nowhere. Drafts lose
     definitions when a section is cut or pasted elsewhere. Code is not prose: a ``[^1]`` in a
     code span or block says nothing. Labels match ignoring case, as on GitHub."""
-    prose = layout.prose
-    if "[^" not in prose:
+    if "[^" not in layout.text:  # most pages: no need to blank their code to look further
         return []
+    prose = layout.prose
     defined = {
         match.group("label").casefold()
         for match in _FOOTNOTE_DEFINITION.finditer(prose, layout.body_start)

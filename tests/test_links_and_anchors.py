@@ -133,8 +133,9 @@ def test_link_checks_on_files(kb):
 
 
 def test_a_footnote_without_its_note_is_reported_in_cold_and_cached_runs(kb):
-    """GitHub and the site show `[^2]` as written when the page has no `[^2]: ...`: the note
-    was lost. Defined notes (in any case), definitions themselves and code stay silent."""
+    """The site and GitHub show `[^2]` as written when the page has no `[^2]: ...`: the note was
+    lost. Notes defined anywhere (a list, a quote), definitions themselves, links, escapes,
+    comments and code stay silent; a note defined in another case is named."""
     repo = kb.new_upstream("u")
     kb.add_upstream("u", repo, repo.commit({"u/a.py": "x = 1\n"}, "init"))
     kb.page(
@@ -149,7 +150,16 @@ def test_a_footnote_without_its_note_is_reported_in_cold_and_cached_runs(kb):
         y = table[^4]
         ```
 
-        are not footnotes.
+        are not footnotes, nor is \\[^5], the link [^6](https://example.com) or <!-- [^7] -->.
+
+        - a list
+            - whose item has a note[^n]
+
+                [^n]: defined inside the list.
+
+        > A quote with a note[^q]
+        >
+        > [^q]: defined inside the quote.
 
         [^1]: Before the rollout.
         [^mem]: 见 FSDP 一节。
@@ -160,7 +170,15 @@ def test_a_footnote_without_its_note_is_reported_in_cold_and_cached_runs(kb):
         return [(f.line, f.column, f.check, f.text, f.suggestion) for f in report.findings]
 
     expected = [
-        (3, 42, "footnote-undefined", "[^2]", "add its note, '[^2]: ...', or remove the reference")
+        (3, 42, "footnote-undefined", "[^2]", "add its note, '[^2]: ...', or remove the reference"),
+        (
+            3,
+            55,
+            "footnote-undefined",
+            "[^Mem]",
+            "its note is defined as '[^mem]': the site matches labels case by case, so write "
+            "both alike",
+        ),
     ]
     assert found(kb.verify()) == expected
     assert found(kb.verify(cache=True)) == expected  # writes the cache

@@ -20,9 +20,12 @@ from generator.refs.extract import MarkdownLayout
 
 _INDEX_NAMES = ("index.md", "README.md")
 _MAX_SUGGESTIONS_PER_PAGE = 50
-# A footnote reference `[^label]` (not its definition `[^label]: ...`), and a definition.
-_FOOTNOTE = re.compile(r"\[\^(?P<label>[^\]\s]+)\](?!:)")
-_FOOTNOTE_DEFINITION = re.compile(r"^ {0,3}\[\^(?P<label>[^\]\s]+)\]:", re.M)
+# A footnote reference `[^label]`: not escaped, not a definition (`[^label]: ...`), not the
+# text of a link (`[^label](url)`, `[^label][ref]`).
+_FOOTNOTE = re.compile(r"(?<!\\)\[\^(?P<label>[^\]\s]+)\](?![:(\[])")
+# A definition, wherever its line puts it: in a list item or a block quote it still defines.
+_FOOTNOTE_DEFINITION = re.compile(r"(?<!\\)\[\^(?P<label>[^\]\s]+)\]:")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 
 
 def _kind(path: Path) -> str:
@@ -167,22 +170,33 @@ class LinkChecker:
 
 
 def footnote_findings(layout: MarkdownLayout, page: str) -> list[Finding]:
-    """A footnote reference (``[^1]``) with no definition (``[^1]: ...``) on the page: GitHub and
-    the site show it as written, ``[^1]``, and the note it promised is nowhere. Drafts lose
-    definitions when a section is cut or pasted elsewhere. Code is not prose: a ``[^1]`` in a
-    code span or block says nothing. Labels match ignoring case, as on GitHub."""
+    """A footnote reference (``[^1]``) with no definition (``[^1]: ...``) on the page: the site
+    and GitHub show it as written, ``[^1]``, and the note it promised is nowhere. Drafts lose
+    definitions when a section is cut or pasted elsewhere. Code and HTML comments are not
+    prose: a ``[^1]`` there says nothing.
+
+    Labels match as the site matches them, case by case; a note defined in another case (which
+    GitHub would find) is named in the suggestion."""
     if "[^" not in layout.text:  # most pages: no need to blank their code to look further
         return []
     prose = layout.prose
+    comments = [match.span() for match in _HTML_COMMENT.finditer(prose, layout.body_start)]
     defined = {
-        match.group("label").casefold()
-        for match in _FOOTNOTE_DEFINITION.finditer(prose, layout.body_start)
+        match.group("label") for match in _FOOTNOTE_DEFINITION.finditer(prose, layout.body_start)
     }
+    by_case = {label.casefold(): label for label in defined}
     findings = []
     for match in _FOOTNOTE.finditer(prose, layout.body_start):
         label = match.group("label")
-        if label.casefold() in defined:
+        if label in defined or any(start <= match.start() < end for start, end in comments):
             continue
+        other = by_case.get(label.casefold())
+        suggestion = (
+            f"its note is defined as '[^{other}]': the site matches labels case by case, so "
+            "write both alike"
+            if other is not None
+            else f"add its note, '[^{label}]: ...', or remove the reference"
+        )
         line, column = layout.position(match.start())
         findings.append(
             Finding(
@@ -192,7 +206,7 @@ def footnote_findings(layout: MarkdownLayout, page: str) -> list[Finding]:
                 line,
                 column,
                 f"footnote [^{label}] has no definition on this page: it shows as written",
-                f"add its note, '[^{label}]: ...', or remove the reference",
+                suggestion,
                 text=match.group(0),
             )
         )

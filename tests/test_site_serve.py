@@ -221,6 +221,45 @@ def test_serve_rebuilds_what_an_edit_changes_on_other_pages_and_in_the_edited_on
     assert served.process.poll() is None
 
 
+def test_a_page_saved_while_serve_verifies_it_keeps_its_links_in_the_next_rebuild(
+    site_kb,  # noqa: F811
+    monkeypatch,
+):
+    """An editor may save a page while a rebuild verifies it: that rebuild links it as the
+    verifier read it, and the rebuild the save triggers links it as it is now."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    from generator.verification import pipeline
+
+    one = site_kb.root / "docs" / "one.md"
+    verify = pipeline.Verifier.verify
+    save_during: list[bool] = []
+
+    def verify_then_save(self, *args, **kwargs):
+        report = verify(self, *args, **kwargs)
+        if save_during and save_during.pop():
+            text = one.read_text("utf-8")
+            one.write_text(text.replace("`alpha()` is at", "New prose. `alpha()` is at"), "utf-8")
+        return report
+
+    monkeypatch.setattr(pipeline.Verifier, "verify", verify_then_save)
+    monkeypatch.chdir(site_kb.root)
+    config = load_config(str(site_kb.root / "mkdocs.yml"))
+    config.plugins.on_startup(command="serve", dirty=False)
+    try:
+        build(config, serve_url="http://127.0.0.1:8000/")
+        save_during.append(True)
+        build(config, serve_url="http://127.0.0.1:8000/")  # the page is saved during this one
+        build(config, serve_url="http://127.0.0.1:8000/")  # the rebuild the save triggers
+    finally:
+        config.plugins.on_shutdown()
+    page = article((site_kb.root / "site" / "one" / "index.html").read_text("utf-8"))
+    assert "New prose." in page
+    linked = re.findall(r'<a [^>]*href="[^"]*/lib/core\.py#L6-L7"[^>]*>(.*?)</a>', page, re.S)
+    assert any("lib/core.py:6-7" in text for text in linked), page
+
+
 def test_serve_shows_an_error_made_while_it_runs(site_kb, serve):  # noqa: F811
     served = serve(site_kb)
     assert "kb-finding" not in served.get("one/")

@@ -1080,20 +1080,27 @@ def _read_pages(
 ) -> dict[str, Page]:
     """Each page by ``rel``: the verifier's parsed page when it just read it, else read here.
 
-    Taking the pages the verifier parsed saves reading and parsing every page twice per build;
-    a page it did not read (or read under another display path) is read here. Serving, every
-    page is read here, and parsed again only when its bytes changed: the pages are then the
-    same objects from build to build (and the nav's and the verification's curriculum one).
+    Taking the pages the verifier parsed saves reading and parsing every page twice per build,
+    and plans each page's links on the very text its references were found in (a page saved
+    while the verification ran is read in its new state by the next build). A page it did not
+    read (or read under another display path) is read here. Serving, a page whose bytes did not
+    change is the same object from build to build (and in ``on_files``), so what was made from
+    it can be kept (`RebuildMemo`).
     """
     pages: dict[str, Page] = {}
     for page_file in page_files:
-        page = None
-        if verifier is not None and not memo.keep:
-            page = verifier.parsed_page(page_file.rel)
+        page = verifier.parsed_page(page_file.rel) if verifier is not None else None
         if page is None or page.display != page_file.display:
             page = _read_page(page_file, docs_dir, memo)
+        else:
+            key = (page_file.source, page_file.display, page_file.rel)
+            page = memo.get("page", key, (page.raw,), partial(_itself, page))
         pages[page.rel] = page
     return pages
+
+
+def _itself(page: Page) -> Page:
+    return page
 
 
 def _read_page(page_file: PageFile, docs_dir: Path, memo: RebuildMemo) -> Page:

@@ -1094,13 +1094,9 @@ def _read_pages(
             page = _read_page(page_file, docs_dir, memo)
         else:
             key = (page_file.source, page_file.display, page_file.rel)
-            page = memo.get("page", key, (page.raw,), partial(_itself, page))
+            page = memo.kept_or("page", key, (page.raw,), page)
         pages[page.rel] = page
     return pages
-
-
-def _itself(page: Page) -> Page:
-    return page
 
 
 def _read_page(page_file: PageFile, docs_dir: Path, memo: RebuildMemo) -> Page:

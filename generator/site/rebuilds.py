@@ -46,3 +46,8 @@ class RebuildMemo:
             kept = (inputs, make())
         self._kept[kind, key] = kept
         return kept[1]
+
+    def kept_or(self, kind: str, key: Hashable, inputs: tuple[Any, ...], value: T) -> T:
+        """What the last build kept for ``(kind, key)`` if ``inputs`` are the same as then
+        (the very object, which later work compares at once), else ``value``."""
+        return self.get(kind, key, inputs, lambda: value)

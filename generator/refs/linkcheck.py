@@ -7,6 +7,7 @@ are computed with the same GitHub-compatible slugs the site uses.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import posixpath
 import re
@@ -181,6 +182,7 @@ def footnote_findings(layout: MarkdownLayout, page: str) -> list[Finding]:
         return []
     prose = layout.prose
     comments = [match.span() for match in _HTML_COMMENT.finditer(prose, layout.body_start)]
+    comment_starts = [start for start, _ in comments]
     defined = {
         match.group("label") for match in _FOOTNOTE_DEFINITION.finditer(prose, layout.body_start)
     }
@@ -188,7 +190,7 @@ def footnote_findings(layout: MarkdownLayout, page: str) -> list[Finding]:
     findings = []
     for match in _FOOTNOTE.finditer(prose, layout.body_start):
         label = match.group("label")
-        if label in defined or any(start <= match.start() < end for start, end in comments):
+        if label in defined or _inside(comments, comment_starts, match.start()):
             continue
         other = by_case.get(label.casefold())
         suggestion = (
@@ -211,3 +213,10 @@ def footnote_findings(layout: MarkdownLayout, page: str) -> list[Finding]:
             )
         )
     return findings
+
+
+def _inside(spans: list[tuple[int, int]], starts: list[int], offset: int) -> bool:
+    """Whether ``offset`` is in one of ``spans`` (in order, not overlapping; ``starts`` their
+    starts): by bisection, as a hostile page may hold thousands of each."""
+    index = bisect.bisect_right(starts, offset) - 1
+    return index >= 0 and offset < spans[index][1]

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Time ``mkdocs serve``'s rebuild after an edit of one page, with the plugin and without it.
 
-    python scripts/bench_serve.py [--pages 500] [--edits 5]
+    python scripts/bench_serve.py [--pages 500] [--edits 6]
 
-The generated corpus of ``bench_site.py`` (PAGES pages, 20 references each), served twice in the
-same run: with mkdocs.yml as users have it (the knowledge-base plugin, its verification cache
-on) and without the plugin. Once the first build is served, one page is edited EDITS times; each
-time the figure is the wall time from the file's change to the moment the server answers with
-the rebuilt page (polled every 100 ms). The plugin's share of the rebuild is (with - without) /
-with, from the medians (target: under 5%).
+The generated corpus of ``bench_site.py`` (PAGES pages, 20 references each), served by two
+servers side by side: with mkdocs.yml as users have it (the knowledge-base plugin, its
+verification cache on) and without the plugin. Once both have served their first build, one page
+of each is edited in turn, EDITS times each (one server rebuilds while the other waits; the
+order is swapped every round, so a drift of the machine's speed over the run weighs on both
+alike). Each figure is the wall time from the file's change to the moment the server answers
+with the rebuilt page (polled every 100 ms). The plugin's share of the rebuild is (with -
+without) / with, from the medians (target: under 5%).
 """
 
 from __future__ import annotations
@@ -62,62 +64,89 @@ def wait_for(url: str, marker: str, timeout: float) -> float:
     raise SystemExit(f"{url} did not show {marker!r} within {timeout:.0f} s")
 
 
-def rebuild_seconds(config: Path, edited: str, edits: int) -> list[float]:
-    """Serve with ``config``; edit one page ``edits`` times; each edit's time to the page."""
-    docs = config.parent / "docs"
-    page = docs / edited
-    original = page.read_text("utf-8")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/{edited.removesuffix('.md')}/"
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mkdocs",
-            "serve",
-            "-q",
-            "-f",
-            str(config),
-            "-a",
-            f"127.0.0.1:{port}",
-        ],
-        cwd=config.parent,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
+class Server:
+    """``mkdocs serve -f config`` on a free port, with one page to edit and time."""
+
+    def __init__(self, config: Path, edited: str) -> None:
+        self.page = config.parent / "docs" / edited
+        self.original = self.page.read_text("utf-8")
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}/{edited.removesuffix('.md')}/"
+        self.times: list[float] = []
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "mkdocs",
+                "serve",
+                "-q",
+                "-f",
+                str(config),
+                "-a",
+                f"127.0.0.1:{port}",
+            ],
+            cwd=config.parent,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        )
+
+    def started(self) -> None:
+        wait_for(self.url, "</html>", START_TIMEOUT)
+
+    def edit(self) -> None:
+        """Edit the page and add the time from the change to the rebuilt page to `times`."""
+        marker = f"Edited {len(self.times)} {random.randrange(10**9)}."
+        time.sleep(1)  # let both watchers settle after the last build
+        self.page.write_text(self.original + f"\n{marker}\n", "utf-8")
+        self.times.append(wait_for(self.url, marker, REBUILD_TIMEOUT))
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+        self.page.write_text(self.original, "utf-8")
+
+
+def rebuild_seconds(with_plugin: Path, without: Path, edited: str, edits: int) -> list[Server]:
+    """Serve both sites at once; edit the page of each in turn, ``edits`` times, the order
+    swapped every round, so that the machine's drift over the run falls on both alike.
+    Returns the two servers (stopped) with their times: without the plugin, then with it."""
+    servers = [Server(without, edited), Server(with_plugin, edited)]
     try:
-        wait_for(url, "</html>", START_TIMEOUT)
-        times = []
+        for server in servers:
+            server.started()
         for number in range(edits):
-            marker = f"Edited {number} {random.randrange(10**9)}."
-            time.sleep(1)  # let the watcher settle after the previous build
-            page.write_text(original + f"\n{marker}\n", "utf-8")
-            times.append(wait_for(url, marker, REBUILD_TIMEOUT))
-        return times
+            for server in servers if number % 2 == 0 else reversed(servers):
+                server.edit()
+        return servers
     finally:
-        server.terminate()
-        server.wait(timeout=30)
-        page.write_text(original, "utf-8")
+        for server in servers:
+            server.stop()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=500)
-    parser.add_argument("--edits", type=int, default=5)
+    parser.add_argument("--edits", type=int, default=6)
     args = parser.parse_args()
     if not MERMAID.is_file():
         raise SystemExit("Mermaid is missing: run `make mermaid` first")
     with tempfile.TemporaryDirectory(prefix="bench-serve-") as temporary:
-        root = generated_corpus(Path(temporary), args.pages, random.Random(6))
-        with_plugin, without, _ = configs(root)
+        # The same corpus twice: each server watches its own copy, so that an edit for one
+        # does not rebuild the other.
+        with_plugin, _, _ = configs(
+            generated_corpus(Path(temporary, "with"), args.pages, random.Random(6))
+        )
+        _, without, _ = configs(
+            generated_corpus(Path(temporary, "without"), args.pages, random.Random(6))
+        )
         # As users serve: the verification cache on, so an edit re-verifies the edited page.
         text = with_plugin.read_text("utf-8").replace("      cache: false\n", "")
         with_plugin.write_text(text, "utf-8")
         edited = f"pages/p{args.pages // 2:04d}.md"  # a page in the middle of the nav
-        plain = rebuild_seconds(without, edited, args.edits)
-        plugin = rebuild_seconds(with_plugin, edited, args.edits)
+        plain, plugin = (
+            server.times for server in rebuild_seconds(with_plugin, without, edited, args.edits)
+        )
     plain_median, plugin_median = statistics.median(plain), statistics.median(plugin)
     share = (plugin_median - plain_median) / plugin_median
     print(

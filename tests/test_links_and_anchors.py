@@ -135,7 +135,7 @@ def test_link_checks_on_files(kb):
 def test_a_footnote_without_its_note_is_reported_in_cold_and_cached_runs(kb):
     """The site and GitHub show `[^2]` as written when the page has no `[^2]: ...`: the note was
     lost. Notes defined anywhere (a list, a quote), definitions themselves, links, escapes,
-    comments and code stay silent; a note defined in another case is named."""
+    comments and code (fenced or indented) stay silent; a note defined in another case is named."""
     repo = kb.new_upstream("u")
     kb.add_upstream("u", repo, repo.commit({"u/a.py": "x = 1\n"}, "init"))
     kb.page(
@@ -161,6 +161,14 @@ def test_a_footnote_without_its_note_is_reported_in_cold_and_cached_runs(kb):
         >
         > [^q]: defined inside the quote.
 
+        An indented code block is code too:
+
+            digits = re.compile(r"[^0-9]+")
+
+        1. A numbered item
+
+            whose second paragraph lost its note[^8].
+
         [^1]: Before the rollout.
         [^mem]: 见 FSDP 一节。
         """,
@@ -178,6 +186,13 @@ def test_a_footnote_without_its_note_is_reported_in_cold_and_cached_runs(kb):
             "[^Mem]",
             "its note is defined as '[^mem]': the site matches labels case by case, so write "
             "both alike",
+        ),
+        (
+            27,
+            41,
+            "footnote-undefined",
+            "[^8]",
+            "add its note, '[^8]: ...', or remove the reference",
         ),
     ]
     assert found(kb.verify()) == expected

@@ -27,6 +27,8 @@ _FOOTNOTE = re.compile(r"(?<!\\)\[\^(?P<label>[^\]\s]+)\](?![:(\[])")
 # A definition, wherever its line puts it: in a list item or a block quote it still defines.
 _FOOTNOTE_DEFINITION = re.compile(r"(?<!\\)\[\^(?P<label>[^\]\s]+)\]:")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+# A list item's first line: what makes the indented lines after it the item's text, not code.
+_LIST_ITEM = re.compile(r" {0,3}(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 
 
 def _kind(path: Path) -> str:
@@ -183,6 +185,8 @@ def footnote_findings(layout: MarkdownLayout, page: str) -> list[Finding]:
     prose = layout.prose
     comments = [match.span() for match in _HTML_COMMENT.finditer(prose, layout.body_start)]
     comment_starts = [start for start, _ in comments]
+    code = _indented_code(prose, layout.body_start)
+    code_starts = [start for start, _ in code]
     defined = {
         match.group("label") for match in _FOOTNOTE_DEFINITION.finditer(prose, layout.body_start)
     }
@@ -190,7 +194,11 @@ def footnote_findings(layout: MarkdownLayout, page: str) -> list[Finding]:
     findings = []
     for match in _FOOTNOTE.finditer(prose, layout.body_start):
         label = match.group("label")
-        if label in defined or _inside(comments, comment_starts, match.start()):
+        if (
+            label in defined
+            or _inside(comments, comment_starts, match.start())
+            or _inside(code, code_starts, match.start())
+        ):
             continue
         other = by_case.get(label.casefold())
         suggestion = (
@@ -213,6 +221,40 @@ def footnote_findings(layout: MarkdownLayout, page: str) -> list[Finding]:
             )
         )
     return findings
+
+
+def _indented_code(prose: str, start: int) -> list[tuple[int, int]]:
+    """The indented code blocks of ``prose`` from ``start`` on: lines four columns in after a
+    blank line, outside a list, as in a regex ``re.compile(r"[^a-z]")`` indented instead of
+    fenced. In a list the same lines are the item's text, which stays prose (a missed note there
+    goes unreported rather than a regex being reported)."""
+    spans = []
+    in_list = False
+    blank_before = True
+    code_start: int | None = None
+    offset = start
+    for line in prose[start:].splitlines(keepends=True):
+        if not line.strip():
+            blank_before = True
+            offset += len(line)
+            continue
+        expanded = line.expandtabs(4)
+        indent = len(expanded) - len(expanded.lstrip(" "))
+        if code_start is not None and indent < 4:
+            spans.append((code_start, offset))
+            code_start = None
+        if code_start is None:
+            if indent >= 4 and blank_before and not in_list:
+                code_start = offset
+            elif _LIST_ITEM.match(expanded):
+                in_list = True
+            elif indent == 0 and blank_before:
+                in_list = False  # a paragraph of its own after a blank line ends the list
+        blank_before = False
+        offset += len(line)
+    if code_start is not None:
+        spans.append((code_start, offset))
+    return spans
 
 
 def _inside(spans: list[tuple[int, int]], starts: list[int], offset: int) -> bool:

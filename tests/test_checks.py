@@ -222,6 +222,14 @@ def test_bad_page_pins_and_upstreams(lib_kb):
     # A bare name on such a page is not searched for in a commit the clone does not have.
     result = findings(lib_kb, "core.py:1 and core.py:2\n", f"upstream: lib\npin: {missing}\n")
     assert [r[0] for r in result] == ["commit-missing"]
+    # Nor is a permalink to a branch, which is checked at the page's pin: it is that pin the
+    # clone lacks.
+    branch_links = (
+        "https://github.com/acme/lib/blob/main/lib/core.py#L1-L2 and "
+        "https://github.com/acme/lib/tree/main/lib\n"
+    )
+    result = findings(lib_kb, branch_links, f"upstream: lib\npin: {missing}\n")
+    assert [r[0] for r in result] == ["commit-missing"]
 
 
 def test_every_page_pinned_to_a_missing_commit_says_so(lib_kb):

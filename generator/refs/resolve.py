@@ -514,6 +514,8 @@ class Resolver:
             result.commit, result.path = commit, self._normalised(result, path)
             return
         pinned = self.commit_for(upstream, context)
+        if self._pin_missing(result, upstream, pinned):
+            return
         lines = _fragment(ref.start, ref.end)
         kind = "tree" if ref.is_directory else "blob"
         self._add(
@@ -680,21 +682,27 @@ class Resolver:
             result.upstream, result.commit, result.path = upstream.name, commit, path
             result.unchecked = True
             return
-        store = self.store(upstream)
-        if commit != upstream.pin and store.resolve(commit) != commit:
-            result.upstream = upstream.name
-            self._at_missing_commit = True
-            key = (result.ref.page, upstream.name, commit)
-            if key not in self._missing_commits:
-                self._missing_commits.add(key)
-                self._add(
-                    result,
-                    "commit-missing",
-                    f"the page pins '{upstream.name}' to {commit}, which is not in the clone",
-                    f"run `kb upstreams fetch {upstream.name}`, or correct the page's pin",
-                )
+        if self._pin_missing(result, upstream, commit):
             return
         result.upstream, result.commit, result.path = upstream.name, commit, path
+
+    def _pin_missing(self, result: ResolvedRef, upstream: Upstream, commit: str) -> bool:
+        """Whether the page's pin ``commit`` is missing from the (existing) clone: then it is
+        reported, once per page, and the reference is not checked."""
+        if commit == upstream.pin or self.store(upstream).resolve(commit) == commit:
+            return False
+        result.upstream = upstream.name
+        self._at_missing_commit = True
+        key = (result.ref.page, upstream.name, commit)
+        if key not in self._missing_commits:
+            self._missing_commits.add(key)
+            self._add(
+                result,
+                "commit-missing",
+                f"the page pins '{upstream.name}' to {commit}, which is not in the clone",
+                f"run `kb upstreams fetch {upstream.name}`, or correct the page's pin",
+            )
+        return True
 
     def _belongs_to(self, upstream: Upstream, context: PageContext, path: str) -> bool:
         """Whether ``path`` lies in a top-level directory of the upstream, or once existed there."""

@@ -119,8 +119,8 @@ class Quote(NamedTuple):
     line: int
     """Page line of the first quoted line."""
     text: str
-    """The quoted lines exactly as written, joined by newlines (fence lines and the
-    reference's comment excluded)."""
+    """The quoted lines exactly as written, joined by newlines (fence lines, the reference's
+    comment and the markers of block quotes around the fence excluded)."""
     language: str
     """The fence's language (``python``), or empty."""
     placement: str
@@ -130,6 +130,9 @@ class Quote(NamedTuple):
     """The fence is never closed: the quote ran to the end of the page."""
     span: tuple[int, int] = (0, 0)
     """Where ``text`` is in the page's text (offsets; CRLF line ends are made LF in ``text``)."""
+    depth: int = 0
+    """How many block quotes (``> ``) hold the fence: their markers, which begin every line at
+    ``span``, are not part of ``text``."""
 
     @property
     def lines(self) -> list[str]:

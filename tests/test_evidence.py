@@ -11,6 +11,7 @@ from generator.model import Severity
 from generator.refs.extract import scan
 from generator.refs.extract.evidence import collect_evidence
 from generator.refs.extract.refs import ref_records
+from generator.verification.pipeline import PARALLEL_MINIMUM_PAGES
 
 from .conftest import KB
 
@@ -107,6 +108,30 @@ def test_a_quote_at_other_lines_is_an_error_with_the_proven_range(actor_kb: KB) 
     assert "it is at 15-21" in finding.message
     assert finding.fix == ("lib/actor.py", 15, 21)
     assert finding.suggestion == "lib/actor.py:15-21"
+
+
+def quoted(markdown: str, depth: int = 1) -> str:
+    """``markdown`` inside ``depth`` block quotes."""
+    marker = "> " * depth
+    return "\n".join((marker + line).rstrip() for line in markdown.split("\n"))
+
+
+def test_quotes_inside_block_quotes_are_read_without_the_markers(actor_kb: KB) -> None:
+    """Drafts put a reference and its code in a `> ` quote (a note, a callout): the markers
+    are the quote's, not the code's. In one process and in two, which send a page's quotes
+    without their text."""
+    sleep = quoted(f"`sleep()` (lib/actor.py:15-22):\n\n{SLEEP_QUOTE}")
+    nested = quoted(f"Nested, `lib/actor.py:15-22`:\n\n{SLEEP_QUOTE}", depth=2)
+    commented = quoted(SLEEP_QUOTE.replace("```python\n", "```python\n# lib/actor.py:15-21\n"))
+    actor_kb.page("a.md", f"{sleep}\n\n{nested}\n\n{commented}\n")
+    moved = quoted(f"The method (`lib/actor.py:24-30`):\n\n{SLEEP_QUOTE}")
+    actor_kb.page("b.md", f"# B\n\n{moved}\n")
+    expected = [("docs/b.md", "quote-elsewhere", ("lib/actor.py", 15, 21))]
+    for page in range(PARALLEL_MINIMUM_PAGES):
+        actor_kb.page(f"more/{page}.md", f"# More {page}\n")
+    for workers in (1, 2):
+        report = actor_kb.verify(cache=False, workers=workers)
+        assert [(f.page, f.check, f.fix) for f in report.findings] == expected
 
 
 def test_a_quote_in_another_file_is_found_there(actor_kb: KB) -> None:

@@ -47,7 +47,16 @@ from generator.kb.pages import (
     unreadable_page,
 )
 from generator.kb.specs import governance_findings
-from generator.model import CodeRef, Evidence, Finding, Link, RefForm, ResolvedRef, Severity
+from generator.model import (
+    CodeRef,
+    Evidence,
+    Finding,
+    Link,
+    Quote,
+    RefForm,
+    ResolvedRef,
+    Severity,
+)
 from generator.refs.extract import ExtractOptions, MarkdownLayout, extract_links, scan
 from generator.refs.extract.evidence import collect_evidence, quoted_text
 from generator.refs.extract.links import extract_anchors
@@ -868,11 +877,15 @@ def _with_text(evidence: dict[int, Evidence], text: str) -> dict[int, Evidence]:
     if not any(f.quote is not None and not f.quote.text for f in evidence.values()):
         return evidence
     return {
-        index: found._replace(quote=found.quote._replace(text=quoted_text(text, found.quote.span)))
+        index: found._replace(quote=_with_quoted_text(found.quote, text))
         if found.quote is not None and not found.quote.text
         else found
         for index, found in evidence.items()
     }
+
+
+def _with_quoted_text(quote: Quote, text: str) -> Quote:
+    return quote._replace(text=quoted_text(text, quote.span, quote.depth))
 
 
 @contextlib.contextmanager

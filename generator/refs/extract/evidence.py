@@ -221,7 +221,16 @@ class _FenceLines:
     """A fenced block: where its content starts and ends in the page, its lines split only
     when someone reads them (a comment reference inside it)."""
 
-    __slots__ = ("_layout", "body", "count", "fence", "language", "open_line", "unterminated")
+    __slots__ = (
+        "_layout",
+        "body",
+        "count",
+        "depth",
+        "fence",
+        "language",
+        "open_line",
+        "unterminated",
+    )
 
     def __init__(self, layout: MarkdownLayout, fence: Fence) -> None:
         self._layout = layout
@@ -232,13 +241,17 @@ class _FenceLines:
         self.body = (start, end)
         self.count = 0 if end <= start else layout.text.count("\n", start, end) + 1
         self.unterminated = not fence.closed
+        # A fence in a block quote (``> ```python``): every line of it starts with the markers.
+        opening = layout.text[fence.start : fence.body_start or fence.end]
+        self.depth = opening[: len(opening) - len(opening.lstrip(" \t>"))].count(">")
 
     @property
     def content(self) -> list[str]:
         start, end = self.body
         if end <= start:
             return []
-        return [line.removesuffix("\r") for line in self._layout.text[start:end].split("\n")]
+        lines = self._layout.text[start:end].split("\n")
+        return [unquoted(line.removesuffix("\r"), self.depth) for line in lines]
 
     @property
     def close_line(self) -> int:
@@ -257,7 +270,13 @@ class _FenceLines:
     def quote(self, placement: str) -> Quote:
         """The whole block as a quote, sliced from the page."""
         return _quote(
-            self._layout, self.open_line + 1, self.body, self.language, placement, self.unterminated
+            self._layout,
+            self.open_line + 1,
+            self.body,
+            self.language,
+            placement,
+            self.unterminated,
+            self.depth,
         )
 
 
@@ -296,7 +315,13 @@ def _comment_sections(
                 layout.line_bounds(starts[first_line + end - 2])[1],  # to the last line's end
             )
             sections[index] = _quote(
-                layout, first_line + offset + 1, span, fence.language, "inside", fence.unterminated
+                layout,
+                first_line + offset + 1,
+                span,
+                fence.language,
+                "inside",
+                fence.unterminated,
+                fence.depth,
             )
     return sections
 
@@ -308,14 +333,33 @@ def _quote(
     language: str,
     placement: str,
     unterminated: bool,
+    depth: int,
 ) -> Quote:
-    return Quote(line, quoted_text(layout.text, span), language, placement, unterminated, span)
+    text = quoted_text(layout.text, span, depth)
+    return Quote(line, text, language, placement, unterminated, span, depth)
 
 
-def quoted_text(page: str, span: tuple[int, int]) -> str:
-    """The text of a quote at ``span`` of the page's text."""
+def quoted_text(page: str, span: tuple[int, int], depth: int = 0) -> str:
+    """The text of a quote at ``span`` of the page's text, inside ``depth`` block quotes."""
     text = page[span[0] : span[1]]
-    return text.replace("\r\n", "\n").removesuffix("\r") if "\r" in text else text
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").removesuffix("\r")
+    if depth:
+        text = "\n".join(unquoted(line, depth) for line in text.split("\n"))
+    return text
+
+
+_QUOTE_MARKER = re.compile(r"[ \t]{0,3}>[ \t]?")
+
+
+def unquoted(line: str, depth: int) -> str:
+    """``line`` of a block nested ``depth`` block quotes deep, without their ``>`` markers."""
+    for _ in range(depth):
+        marker = _QUOTE_MARKER.match(line)
+        if marker is None:
+            break
+        line = line[marker.end() :]
+    return line
 
 
 _COMMENT_START = re.compile(r"^\s*(?:#+|//+|--|%%|/\*+|\*)\s*")

@@ -48,3 +48,15 @@ def shown_path(path: Path | str | None) -> str:
 def inside(path: str, root: str) -> bool:
     """Whether ``path`` is ``root`` or below it (both real paths: `os.path.realpath`)."""
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def link_loops(directory: Path) -> list[str]:
+    """The links below ``directory`` (relative to it) that lead to a directory holding them
+    (``a/loop -> ..``, ``a/self -> .``): a walk that follows links never ends on them."""
+    loops = []
+    for folder, subfolders, _ in os.walk(directory):
+        for name in sorted(subfolders):
+            link = os.path.join(folder, name)  # noqa: PTH118
+            if os.path.islink(link) and inside(os.path.realpath(folder), os.path.realpath(link)):  # noqa: PTH114
+                loops.append(os.path.relpath(link, directory).replace(os.sep, "/"))
+    return sorted(loops)

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -311,6 +312,38 @@ def test_site_build_fails_cleanly_naming_pages_it_cannot_use(tmp_path: Path) -> 
     assert result.returncode == 1, output
     assert "Traceback" not in output
     assert "docs/deep.md:101:1: error[page-too-deep]" in output
+
+
+def test_a_link_to_a_directory_above_it_stops_the_build_before_mkdocs_follows_it(
+    tmp_path: Path,
+) -> None:
+    """``docs/sub/loop -> ..``: MkDocs follows links to directories while it finds the pages,
+    level after level (with two such links, twice as many at each level). The build stops
+    first, naming the links, and leaves the site as it was."""
+    hostile_corpus.build(tmp_path, pages=0, seed=1, kinds=["yaml-tags"])
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir()
+    (docs / "sub" / "inner.md").write_text("# Inner\n\nText.\n", "utf-8")
+    (docs / "sub" / "loop").symlink_to("..")
+    (docs / "sub" / "self").symlink_to(".")
+    (docs / "elsewhere").symlink_to(tmp_path / "docs" / "sub")  # a link, but no loop
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "kept.html").write_text("from the last build", "utf-8")
+    started = time.monotonic()
+    result = mkdocs_build(tmp_path)
+    output = result.stdout + result.stderr
+    assert time.monotonic() - started < 60
+    assert result.returncode == 1, output
+    assert "Traceback" not in output
+    assert "'sub/loop', 'sub/self' links to a directory that holds it" in output
+    assert "'elsewhere'" not in output
+    assert [path.name for path in site.iterdir()] == ["kept.html"]
+    (docs / "sub" / "loop").unlink()
+    (docs / "sub" / "self").unlink()
+    result = mkdocs_build(tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (site / "sub" / "inner" / "index.html").is_file()
 
 
 def test_a_page_the_renderer_fails_on_is_a_build_error_naming_it() -> None:

@@ -62,7 +62,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel, get_files
 from mkdocs.structure.pages import Page as MkDocsPage
 from mkdocs.utils.templates import TemplateContext
 
-from generator.files import inside
+from generator.files import inside, link_loops
 from generator.kb.pages import (
     Page,
     PageUnreadable,
@@ -387,6 +387,16 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         ``on_files`` checks that MkDocs (and the other plugins) ended up with the same pages, and
         starts again if not.
         """
+        loops = link_loops(Path(config.docs_dir))
+        if loops:
+            # MkDocs follows links to directories while it finds the pages, without end on such
+            # a link (until the system's limit, level after level, each a copy of the docs).
+            raise PluginError(
+                "knowledge-base: "
+                + ", ".join(f"'{printable(link)}'" for link in loops)
+                + " links to a directory that holds it: MkDocs would find every page again "
+                "through it, level after level; remove the link or point it elsewhere"
+            )
         self._stop_verification()
         self._memo.next_build()
         self.manifest_problem = None

@@ -44,13 +44,12 @@ def test_file_missing_suggests_same_basename_and_notes_branch_head(lib_kb):
 
 
 def test_range_invalid_reversed_and_zero(lib_kb):
-    result = findings(lib_kb, "lib/core.py:12-6 and lib/core.py:0\n")
-    assert [(r[0], r[4]) for r in result] == [
-        ("range-invalid", "lib/core.py:6-12"),
-        ("range-invalid", None),
+    result = findings(lib_kb, "lib/core.py:12-6 and lib/core.py:0 and lib/core.py:0-3\n")
+    assert [(r[0], r[4], r[3]) for r in result] == [
+        ("range-invalid", "lib/core.py:6-12", "range 12-6 is reversed"),
+        ("range-invalid", None, "line 0 does not exist (lines count from 1)"),
+        ("range-invalid", None, "range 0-3 starts at line 0 (lines count from 1)"),
     ]
-    assert "reversed" in result[0][3]
-    assert "line 0" in result[1][3]
 
 
 def test_range_outside_file_including_absurd_lines(lib_kb):

@@ -953,8 +953,13 @@ class Resolver:
             return
         if ref.start < 1 or ref.start > ref.end:
             swapped = f"{path}:{ref.end}-{ref.start}" if ref.start > ref.end else None
-            reason = "starts at line 0 (lines count from 1)" if ref.start < 1 else "is reversed"
-            self._add(result, "range-invalid", f"range {_range_words(ref)} {reason}", swapped)
+            if ref.start > ref.end:
+                reason = "is reversed"
+            elif ref.start == ref.end:
+                reason = "does not exist (lines count from 1)"
+            else:
+                reason = "starts at line 0 (lines count from 1)"
+            self._add(result, "range-invalid", f"{_range_words(ref)} {reason}", swapped)
             return
         if ref.end > blob.line_count:
             where = self._symbol_suggestion(ref, blob, path)

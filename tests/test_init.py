@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -50,9 +51,15 @@ def test_init_makes_a_knowledge_base_that_verifies_and_builds(tmp_path):
     assert "kb verify --format github" in steps and "mkdocs build" in steps
     assert "kb-generator" in (root / "requirements.txt").read_text("utf-8")
 
+    # The page the next steps suggest joins the only learning path: the build still passes.
+    [suggested] = [line for line in made.stdout.splitlines() if "kb new page" in line]
+    created = kb(*shlex.split(suggested.split("#")[0])[1:], cwd=root)
+    assert created.returncode == 0, created.stderr
+    assert "paths: start (the knowledge base's only path)" in created.stdout
+
     verified = kb("verify", cwd=root)
     assert verified.returncode == 0, verified.stdout + verified.stderr
-    assert "all good" in verified.stdout
+    assert "checked 2 pages" in verified.stdout and "all good" in verified.stdout
 
     built = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build"],
@@ -64,6 +71,7 @@ def test_init_makes_a_knowledge_base_that_verifies_and_builds(tmp_path):
     assert built.returncode == 0, built.stderr
     home = (root / "site" / "index.html").read_text("utf-8")
     assert "训练框架 notes: RL" in home  # a home page, so the header's logo leads somewhere
+    assert (root / "site" / "analysis" / "a-first-page" / "index.html").is_file()
 
 
 def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path):

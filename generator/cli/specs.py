@@ -213,6 +213,9 @@ def run_new(args: argparse.Namespace) -> int:
     except ValueError:
         shown = created.path
     sys.stdout.write(f"created {shown}\n")
+    for placed in created.placed:
+        value = ", ".join(placed.value) if isinstance(placed.value, list) else placed.value
+        sys.stdout.write(f"  {placed.key}: {value} ({placed.why})\n")
     return EXIT_OK
 
 

@@ -22,7 +22,9 @@ from typing import Any
 import yaml
 
 from generator.files import atomic_write
-from generator.kb.paths import LEVELS
+from generator.kb.paths import LEVELS, load_pages
+from generator.kb.placement import Placed, Placement, place
+from generator.kb.sections import ANALYSIS_KINDS
 from generator.kb.specs import PRIORITIES, SPEC_STATUSES, find_spec, load_config, load_specs
 from generator.upstream.manifest import ConfigError
 
@@ -93,6 +95,9 @@ def titled(name: str) -> str:
 class Created:
     path: Path
     id: str
+    placed: tuple[Placed, ...] = ()
+    """What the page was given that the command did not say (its learning path, its level):
+    the user is told, with why."""
 
 
 def next_spec_number(root: Path) -> int:
@@ -255,6 +260,20 @@ def new_page(
     if level:
         meta["level"] = level
     meta["paths"] = paths or ([level] if level in ("beginner", "advanced", "expert") else [])
+    placed: list[Placed] = []
+    if kind in ANALYSIS_KINDS and not meta["paths"]:
+        # An analysis in no learning path fails the build (page-not-in-path): place it as
+        # ingest places a page, in the path nearest its level or the knowledge base's only one.
+        decided = place(
+            meta,
+            kind,
+            path,
+            specs=[found],
+            pages=load_pages(docs_root) if docs_root.is_dir() else [],
+            requested=Placement(found.id, (), level),
+        )
+        placed = [p for p in decided if p.key in ("paths", "order") or p.key == "level" != level]
+        meta.update((p.key, p.value) for p in placed)
     if depends_on:
         meta["depends_on"] = depends_on
     meta["spec"] = found.id
@@ -266,7 +285,7 @@ def new_page(
     front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, default_flow_style=None)
     text = f"---\n{front}---\n\n# {title}\n\n{body}"
     atomic_write(target, text.encode("utf-8"))
-    return Created(target, path)
+    return Created(target, path, tuple(placed))
 
 
 # --------------------------------------------------------------------------------------------

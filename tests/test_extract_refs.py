@@ -172,6 +172,9 @@ def test_permalink_on_enterprise_host_only_when_configured():
         "compiler says a.py:10:5: error",
         "docker.io/library/python:3.11",
         "version 1.2.3:4",
+        "lines 3-4 of the output",
+        "line 5 in 2024 and lines 10 to 20 of output.log",
+        "第3行到第4行没有文件",
     ],
 )
 def test_things_that_are_not_refs(text):
@@ -285,6 +288,16 @@ def test_table_row_with_a_path_cell_and_a_range_cell():
         ),
         ("`actor.py` 中的 `sleep()` 方法（第 12 至 20 行）。", "actor.py", 12, 20, "sleep"),
         ("actor.py 第12行", "actor.py", 12, 12, None),
+        ("`actor.py` 第12行到第20行。", "actor.py", 12, 20, None),
+        (
+            "Lines 811-831 of `slime/backends/actor.py` hold it.",
+            "slime/backends/actor.py",
+            811,
+            831,
+            None,
+        ),
+        ("See lines 12 to 20 in actor.py.", "actor.py", 12, 20, None),
+        ("It is line 12 of `actor.py`, in `setup()`.", "actor.py", 12, 12, None),
     ],
 )
 def test_lines_phrases_in_english_and_chinese(written, path, start, end, symbol):

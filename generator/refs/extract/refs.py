@@ -702,10 +702,12 @@ _PHRASE_EN = re.compile(
 )
 # Chinese ones end at 行: matched backwards from it, in the text just before.
 _PHRASE_ZH = re.compile(
-    r"""(?:第[ \t]*(?P<start>\d{1,9})(?:[ \t]*[-–—~至到][ \t]*第?[ \t]*(?P<end>\d{1,9}))?
+    r"""(?:第[ \t]*(?P<start>\d{1,9})(?:[ \t]*行?[ \t]*[-–—~至到][ \t]*第?[ \t]*(?P<end>\d{1,9}))?
     |(?<![\d.:])(?P<rstart>\d{1,9})(?:[ \t]*[-–—~][ \t]*(?P<rend>\d{1,9}))?)[ \t]*行$""",
     re.VERBOSE,
 )
+# "lines 9-14 of `x.py`": the path after the phrase, joined to it by a preposition.
+_PATH_AFTER = re.compile(r"[ \t]+(?:of|in|from)[ \t]+(?P<tick>`?)(?P<path>[^\s`,;()]+)(?P=tick)")
 _PHRASE_GAP = 48
 """Characters that may separate a path from the lines phrase about it (``x.py` 中 `f()` 的第``)."""
 _FILE_TOKEN = re.compile(r"(?:~?/)?(?:[A-Za-z0-9_.+\-]+/)*[A-Za-z0-9_.+\-]+\.[A-Za-z][A-Za-z0-9+]*")
@@ -899,27 +901,46 @@ def _phrase_records(
             start = int(match[first])
             end = int(match[last]) if match[last] else start
             finish = match.end(last) if match[last] else match.end(first)
+            if found and found[-1][0] == match.start(first):
+                found.pop()  # "第9行到第14行": the first 行 ended "第9行", the second the range
             found.append((match.start(first), finish, start, end))
         position = body.find("行", position + 1)
     text = layout.text
     for begin, finish, start, end in found:
         if layout.fence_at(begin) is not None:
             continue
-        line_start, _ = layout.line_bounds(begin)
-        window_start = max(line_start, begin - _PHRASE_GAP - 200)
-        window = body[window_start:begin]
-        before = _path_before(window)
-        if before is None:
-            continue
-        path, between = before
-        path_offset = window_start + len(window) - len(between) - len(path)
         line, column = layout.position(begin)
         if (line, column) in taken:
             continue
+        after = _path_after(body, finish)
+        if after is not None:
+            path, path_offset = after
+            symbol = None
+        else:
+            line_start, _ = layout.line_bounds(begin)
+            window_start = max(line_start, begin - _PHRASE_GAP - 200)
+            window = body[window_start:begin]
+            before = _path_before(window)
+            if before is None:
+                continue
+            path, between = before
+            path_offset = window_start + len(window) - len(between) - len(path)
+            symbol = _symbol_between(between)
         consumed.add(layout.position(path_offset))
-        symbol = _symbol_between(between)
         records.append(_apart(line, column, text[begin:finish], path, start, end, symbol, "phrase"))
     return records
+
+
+def _path_after(body: str, finish: int) -> tuple[str, int] | None:
+    """The file path a lines phrase ending at ``finish`` names after it ("lines 9-14 of
+    `x.py`", "line 9 in x.py"), and where the path starts."""
+    match = _PATH_AFTER.match(body, finish)
+    if match is None:
+        return None
+    path = match["path"].rstrip(".:")
+    if _FILE_TOKEN.fullmatch(path) is None or _path_form(path) is None:
+        return None
+    return path, match.start("path")
 
 
 _PHRASE_STOP = re.compile(r"[。；;！？!?]|\.\s|\d")

@@ -113,6 +113,12 @@ def test_symbol_named_next_to_ref():
     # Too far away, or across a sentence: not associated.
     assert one("`sleep()` is described later in this section. See actor.py:276\n").symbol is None
     assert one("`sleep()`. Then actor.py:276\n").symbol is None
+    # Words that say where the symbol is, however long, keep it: English drafts write them.
+    assert one("`wake_up()` is defined in actor.py:39-43.\n").symbol == "wake_up"
+    assert one("`Critic` is implemented in actor.py:50\n").symbol == "Critic"
+    assert one("The `wake_up()` method lives in actor.py:39-43.\n").symbol == "wake_up"
+    assert one("The `Actor.sleep` method is at actor.py:20\n").symbol == "Actor.sleep"
+    assert one("`torch` is imported and then used in actor.py:3\n").symbol is None
     # A file name in backticks is not a symbol, nor is a complexity.
     assert one("`actor.py` (actor.py:276)\n").symbol is None
     assert one("in `O(log P)` (data/packing.py:59-65)\n").symbol is None

@@ -162,6 +162,13 @@ _NUMERIC = re.compile(r"[\d.]+")
 _COMMENT_MARKERS = ("#", "//", "--", "%%", "/*")
 _MAX_SYMBOL_GAP = 12
 _GAP_STOPPERS = frozenset(".。;；!?！？")
+# Longer gaps that still say where the symbol is: "`f()` is defined in x.py:3", "the `A.f`
+# method lives in x.py:3".
+_SAYS_WHERE = re.compile(
+    r"[ \t]*(?:(?:the|its|method|function|class|is|are|was|defined|implemented|declared|"
+    r"lives|located|found|written|in|at|see)[ \t]+)+",
+    re.IGNORECASE,
+)
 _NOT_SYMBOLS = frozenset(keyword.kwlist) | {"self", "cls"}
 _LARGEST_LINE = 10**30
 _LONGEST_NUMBER = 30  # int() refuses very long digit strings; such a line is absurd anyway
@@ -563,7 +570,9 @@ def _symbol_on_line(
                 gap.strip() != "|" or _cell_text_before(layout, previous.start()).strip()
             ):
                 gap = "."
-            if len(gap) <= _MAX_SYMBOL_GAP and not _GAP_STOPPERS.intersection(gap):
+            if (
+                len(gap) <= _MAX_SYMBOL_GAP or _SAYS_WHERE.fullmatch(gap) is not None
+            ) and not _GAP_STOPPERS.intersection(gap):
                 symbol = _symbol_in(previous[2])
                 if symbol:
                     return symbol

@@ -520,6 +520,23 @@ def test_code_links_and_boxes_survive_a_tags_listing_filled_in_after_them(site_k
     assert "\ue000" not in page and "\ue002" not in page
 
 
+def test_tags_written_as_one_value_are_one_tag_on_the_site(site_kb):
+    """`tags: fsdp` (not a list) is one tag, as the verifier and the spec board read it;
+    Material's tags plugin alone would stop the build on it."""
+    site_kb.page(
+        "one.md",
+        (site_kb.root / "docs" / "one.md")
+        .read_text("utf-8")
+        .replace("upstream: lib\n", "upstream: lib\ntags: fsdp\n"),
+        dedent=False,
+    )
+    result = build(site_kb)
+    assert result.returncode == 0, result.stderr
+    assert 'href="../tags/#tag:fsdp"' in html_of(site_kb.root, "one")
+    tags = (site_kb.root / "site" / "tags" / "index.html").read_text("utf-8")
+    assert '<h2 id="tag:fsdp">' in tags
+
+
 def test_a_verifier_error_fails_even_a_non_strict_build(site_kb):
     site_kb.page("two.md", "---\ntitle: Two\npaths: [start]\n---\n# Two\n\nSee lib/core.py:900.\n")
     result = build(site_kb, "--no-strict")

@@ -70,7 +70,7 @@ from generator.kb.pages import (
     parse_page,
     read_page_bytes,
 )
-from generator.kb.paths import Curriculum, build_curriculum
+from generator.kb.paths import Curriculum, as_list, build_curriculum
 from generator.kb.specs import is_governed, load_governance
 from generator.model import Finding, ResolvedRef, Severity, Upstream, printable
 from generator.refs.extract import scan
@@ -921,6 +921,11 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         if page.meta.get("status") not in navigation.BANNER_STATUSES:
             # Material marks a page's `status` in the nav; only unfinished pages deserve one.
             page.meta.pop("status", None)
+        tags = page.meta.get("tags")
+        if tags is not None and not isinstance(tags, list):
+            # `tags: fsdp` is one tag to the verifier (a warning) and to the spec board; Material's
+            # tags plugin, which comes after, would stop the build on it.
+            page.meta["tags"] = [str(tag) for tag in as_list(tags)]
         source = self.state.pages.get(rel)
         if source is None or source.text is None:
             return markdown

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -93,6 +97,34 @@ def test_json_schema_and_list_refs(broken_kb):
 def test_page_path_is_reported_as_given(broken_kb):
     data = json.loads(broken_kb.cli("verify", "docs/a.md", "--format", "json").stdout)
     assert {f["page"] for f in data["findings"]} == {"docs/a.md"}
+
+
+def test_without_paths_verify_checks_the_docs_directory_mkdocs_names(broken_kb, tmp_path):
+    """`kb verify` alone checks the knowledge base's pages wherever it runs in it, in the
+    directory mkdocs.yml names; a page outside it is checked against its upstreams."""
+    root = broken_kb.root
+    (root / "docs").rename(root / "content")
+    (root / "mkdocs.yml").write_text("site_name: Notes\ndocs_dir: content\n", "utf-8")
+    (root / "content" / "deeper").mkdir()
+
+    def verify_in(cwd: Path, *args: str) -> tuple[int, set[str]]:
+        result = subprocess.run(
+            [sys.executable, "-m", "generator", "verify", "--format", "json", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)},
+            check=False,
+        )
+        assert result.returncode in (0, 1), result.stderr
+        return result.returncode, {f["page"] for f in json.loads(result.stdout)["findings"]}
+
+    assert verify_in(root) == (1, {"content/a.md"})
+    assert verify_in(root / "content" / "deeper") == (1, {"../a.md"})
+    draft = tmp_path / "notes" / "draft.md"
+    draft.parent.mkdir()
+    draft.write_text("# Draft\n\nSee lib/core.py:99.\n", "utf-8")
+    assert verify_in(root, str(draft)) == (1, {str(draft)})
 
 
 def test_github_annotations(broken_kb):
@@ -197,10 +229,6 @@ def test_upstreams_fetch_clones_from_a_local_remote(kb, tmp_path):
 
 
 def test_a_reader_that_stops_early_gets_no_traceback(lib_kb):
-    import os
-    import subprocess
-    import sys
-
     lib_kb.page("a.md", "lib/core.py:1\n")
     read_end, write_end = os.pipe()
     os.close(read_end)  # like `| head -1` that has already exited
@@ -223,10 +251,6 @@ def test_a_reader_that_stops_early_gets_no_traceback(lib_kb):
 def test_buffered_output_is_all_written_before_the_process_ends(broken_kb):
     # `kb` ends without the interpreter's teardown, which would have flushed stdout: with a
     # pipe, Python buffers what is printed (unless PYTHONUNBUFFERED says otherwise).
-    import os
-    import subprocess
-    import sys
-
     env = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
     env["PYTHONPATH"] = str(ROOT)
     command = [sys.executable, "-m", "generator", "verify", "docs"]

@@ -15,9 +15,10 @@ def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths",
         nargs="*",
-        default=["docs"],
+        default=[],
         metavar="PATH",
-        help="pages or directories of pages to check (default: docs)",
+        help="pages or directories of pages to check (default: the knowledge base's docs "
+        "directory, mkdocs.yml's docs_dir)",
     )
     parser.add_argument(
         "--manifest",

@@ -319,6 +319,16 @@ class _FoundAgain(Sequence[RefRecord]):
 
 def docs_root_for(manifest: Manifest, paths: Sequence[Path]) -> Path:
     """The docs directory: mkdocs.yml's ``docs_dir`` when the paths are inside it."""
+    docs_dir = docs_dir_of(manifest)
+    resolved = [path.resolve() for path in paths]
+    if resolved and all(path == docs_dir or docs_dir in path.parents for path in resolved):
+        return docs_dir
+    first = resolved[0] if resolved else Path.cwd()
+    return first if first.is_dir() else first.parent
+
+
+def docs_dir_of(manifest: Manifest) -> Path:
+    """The knowledge base's docs directory (resolved): mkdocs.yml's ``docs_dir``, else docs/."""
     docs_dir = manifest.root / "docs"
     mkdocs_config = manifest.root / "mkdocs.yml"
     if mkdocs_config.is_file():
@@ -328,12 +338,7 @@ def docs_root_for(manifest: Manifest, paths: Sequence[Path]) -> Path:
                 docs_dir = manifest.root / config["docs_dir"]
         except (yaml.YAMLError, UnicodeDecodeError):
             log.warning("could not read docs_dir from %s", mkdocs_config)
-    docs_dir = docs_dir.resolve()
-    resolved = [path.resolve() for path in paths]
-    if resolved and all(path == docs_dir or docs_dir in path.parents for path in resolved):
-        return docs_dir
-    first = resolved[0] if resolved else Path.cwd()
-    return first if first.is_dir() else first.parent
+    return docs_dir.resolve()
 
 
 class _TolerantLoader(yaml.SafeLoader):
@@ -940,7 +945,8 @@ def verify(
     workers: int | None = None,
     cache: bool = False,
 ) -> Report:
-    """Verify every page under ``paths``. Raises `ConfigError` for configuration problems.
+    """Verify every page under ``paths`` (none: the knowledge base's docs directory, as
+    mkdocs.yml names it). Raises `ConfigError` for configuration problems.
 
     ``workers``: how many processes read and scan pages (default: one per available core, at
     most two); the report does not depend on it. ``cache``: take pages nobody changed since the
@@ -949,6 +955,10 @@ def verify(
     """
     path_objects = [Path(p) for p in paths]
     manifest = manifest_for(path_objects, manifest_path)
+    if not path_objects:
+        docs = docs_root or docs_dir_of(manifest)
+        path_objects = [Path(os.path.relpath(docs))]
+        paths = path_objects
     root = docs_root or docs_root_for(manifest, path_objects)
     files = collect(path_objects, root.resolve())
     if not files:
@@ -972,7 +982,11 @@ def manifest_for(paths: Sequence[Path], manifest_path: Path | None = None) -> Ma
     """The manifest given, or the nearest one above the first of ``paths``."""
     if manifest_path is None:
         start = paths[0] if paths else Path.cwd()
-        manifest_path = find_manifest(start if start.is_dir() else start.parent)
+        # A page outside any knowledge base (a draft in ~/notes) is checked against the one
+        # the command runs in.
+        manifest_path = find_manifest(start if start.is_dir() else start.parent) or (
+            find_manifest(Path.cwd()) if paths else None
+        )
         if manifest_path is None:
             raise ConfigError(
                 f"no upstreams.yaml found in {start} or any parent directory",

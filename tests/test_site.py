@@ -537,6 +537,20 @@ def test_tags_written_as_one_value_are_one_tag_on_the_site(site_kb):
     assert '<h2 id="tag:fsdp">' in tags
 
 
+def test_an_upstream_without_a_web_address_says_why_its_references_are_not_linked(site_kb):
+    site_kb.upstreams["lib"].pop("web_url", None)
+    site_kb.write_manifest()
+    result = build(site_kb)
+    assert result.returncode == 0, result.stderr
+    assert (
+        "knowledge-base: upstream 'lib' has no web_url: its references are checked but not "
+        "linked and get no code cards (add web_url: https://github.com/OWNER/REPO to "
+        "upstreams.yaml)"
+    ) in result.stderr
+    page = html_of(site_kb.root, "one")
+    assert "kb-card__head" not in page and "github.com/acme/lib/blob" not in page
+
+
 def test_a_verifier_error_fails_even_a_non_strict_build(site_kb):
     site_kb.page("two.md", "---\ntitle: Two\npaths: [start]\n---\n# Two\n\nSee lib/core.py:900.\n")
     result = build(site_kb, "--no-strict")

@@ -768,6 +768,16 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                             f"upstreams.{upstream.name}.code_url",
                             "placeholders: " + ", ".join(sorted(PLACEHOLDERS)),
                         )
+                    if not upstream.web_url:
+                        # A local url says nothing a reader can open: without this, the site
+                        # would leave its references plain with no word why.
+                        log.info(
+                            "knowledge-base: upstream '%s' has no web_url: its references are "
+                            "checked but not linked and get no code cards (add web_url: "
+                            "https://github.com/OWNER/REPO to %s)",
+                            printable(upstream.name),
+                            manifest.display_path(),
+                        )
                 cache = None
                 if self.config.cache:
                     cache = VerifyCache.for_docs(manifest, docs_dir)

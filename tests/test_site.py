@@ -551,6 +551,19 @@ def test_an_upstream_without_a_web_address_says_why_its_references_are_not_linke
     assert "kb-card__head" not in page and "github.com/acme/lib/blob" not in page
 
 
+def test_a_reference_in_a_footnote_is_linked_where_the_note_is_shown(site_kb):
+    text = (site_kb.root / "docs" / "one.md").read_text("utf-8")
+    site_kb.page(
+        "one.md", text + "\nIt sleeps.[^n]\n\n[^n]: See `lib/core.py:6-7`.\n", dedent=False
+    )
+    result = build(site_kb)
+    assert result.returncode == 0, result.stderr
+    page = html_of(site_kb.root, "one")
+    note = page[page.index('<li id="fn:n">') :]
+    note = note[: note.index("</li>")]
+    assert f'href="https://github.com/acme/lib/blob/{site_kb.pin}/lib/core.py#L6-L7"' in note
+
+
 def test_a_verifier_error_fails_even_a_non_strict_build(site_kb):
     site_kb.page("two.md", "---\ntitle: Two\npaths: [start]\n---\n# Two\n\nSee lib/core.py:900.\n")
     result = build(site_kb, "--no-strict")

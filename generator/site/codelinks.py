@@ -10,7 +10,8 @@ so the site links exactly what the verifier checked. What is linked and what is 
 
 - references already inside a link (``[…](…)``, ``[…][…]``, ``<…>``, an HTML tag), on a heading
   line (a link there would change nothing in the anchor but clutters the table of contents), in
-  a reference definition, or inside a fenced code block stay as they are: a link inside
+  a link reference definition (``[label]: url``; a footnote's note, ``[^1]: …``, is text and is
+  linked), or inside a fenced code block stay as they are: a link inside
   highlighted code would break the highlighting, so code blocks are left untouched;
 - a reference with an error finding, an unknown upstream or no web URL is not linked.
 
@@ -44,7 +45,7 @@ _EXISTING_LINKS = re.compile(
     r"""
       !?\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\([^)\n]*(?:\([^)\n]*\)[^)\n]*)*\)   # [text](target)
     | !?\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\[[^\]\n]*\]                        # [text][label]
-    | ^[ ]{0,3}\[[^\]\n]+\]:[^\n]*                                           # [label]: url
+    | ^[ ]{0,3}\[(?!\^)[^\]\n]+\]:[^\n]*                                      # [label]: url
     | <a\b[^>]*>.*?</a>                                                      # <a …>…</a>
     | <[^>\n]+>                                                              # <url>, any tag
     """,

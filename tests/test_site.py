@@ -272,6 +272,23 @@ def test_marked_links_render_to_the_same_html_as_inline_links():
     assert broken == "<p>x</p><p>y</p>"
 
 
+def test_a_ref_written_in_prose_keeps_its_underscores_and_its_link():
+    """`pkg/__init__.py:3` outside a code span: Markdown would make `init` bold and the link
+    could not be placed around what is no longer text."""
+    source = "Prose lib/__init__.py:3 and lib/a_b_c.py:4, `lib/x__y.py:5`.\n"
+    refs = [resolved(text, source) for text in ("lib/__init__.py:3", "lib/a_b_c.py:4")]
+    refs.append(resolved("`lib/x__y.py:5`", source))
+    links = plan_links(scan(source), refs, {"lib": UPSTREAM})
+    marked, ordered = mark_links(source, links)
+    html = unmark_links(markdown.markdown(marked), ordered)
+    assert "<strong>" not in html and "<em>" not in html
+    base = f"https://github.com/acme/lib/blob/{PIN}"
+    assert f'<a href="{base}/lib/__init__.py#L3" title="lib@79841b4">lib/__init__.py:3</a>' in html
+    assert f'<a href="{base}/lib/a_b_c.py#L4" title="lib@79841b4">lib/a_b_c.py:4</a>' in html
+    assert "<code>lib/x__y.py:5</code>" in html
+    assert html == markdown.markdown(apply_links(source, links))
+
+
 def test_a_ref_whose_text_moved_is_left_alone():
     source = "Prose lib/a.py:10-20.\n"
     ref = resolved("lib/a.py:10-20", source)

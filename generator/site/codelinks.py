@@ -216,10 +216,22 @@ def apply_links(text: str, links: Iterable[CodeLink]) -> str:
     cursor = 0
     for link in sorted(links, key=lambda link: link.start):
         pieces.append(text[cursor : link.start])
-        pieces.append(f"{link.opening()}{text[link.start : link.end]}{link.closing}")
+        pieces.append(f"{link.opening()}{_literal(text[link.start : link.end])}{link.closing}")
         cursor = link.end
     pieces.append(text[cursor:])
     return "".join(pieces)
+
+
+_EMPHASIS = re.compile(r"[_*]")
+
+
+def _literal(written: str) -> str:
+    """A reference's text as Markdown shows it verbatim: ``pkg/__init__.py:3`` written in
+    prose would lose its underscores to bold (and the link with them); a code span already
+    shows what it holds."""
+    if written.startswith("`") or not _EMPHASIS.search(written):
+        return written
+    return _EMPHASIS.sub(r"\\\g<0>", written)
 
 
 _OPEN, _MID, _CLOSE = "\ue000", "\ue001", "\ue002"
@@ -240,7 +252,7 @@ def mark_links(text: str, links: Iterable[W]) -> tuple[str, list[W]]:
     cursor = 0
     for number, link in enumerate(ordered):
         pieces.append(text[cursor : link.start])
-        pieces.append(f"{_OPEN}{number}{_MID}{text[link.start : link.end]}{_CLOSE}")
+        pieces.append(f"{_OPEN}{number}{_MID}{_literal(text[link.start : link.end])}{_CLOSE}")
         cursor = link.end
     pieces.append(text[cursor:])
     return "".join(pieces), ordered

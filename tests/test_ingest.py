@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -426,6 +427,33 @@ def test_a_directory_is_ingested_with_its_sub_folders(
     empty.mkdir()
     assert run(str(empty)) == 2
     assert "no Markdown files (*.md) in this directory" in capsys.readouterr().err
+
+
+def test_what_is_not_a_page_in_a_directory_is_named_not_skipped(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A link that loops or leads nowhere, or a FIFO, among the notes: each is named as a file
+    not ingested, and the others are ingested (a loop given alone is no crash either)."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\nSee minitrain/config.py:40.\n", "utf-8")
+    (notes / "loop.md").symlink_to("loop.md")
+    (notes / "broken.md").symlink_to(tmp_path / "nowhere.md")
+    os.mkfifo(notes / "pipe.md")
+    (notes / "folder.md").mkdir()
+    spec = "001-minitrain-knowledge-base"
+    assert run(str(notes), "--spec", spec) == 2
+    captured = capsys.readouterr()
+    assert "loop.md: a symbolic link that loops, not a page" in captured.err
+    assert "broken.md: no such file" in captured.err
+    assert "pipe.md: not a file" in captured.err
+    assert "folder.md" not in captured.err
+    assert "ingested 1 page: " in captured.out and "; 3 files not ingested" in captured.out
+    assert read_page(kb / "docs" / "analysis" / "a.md").meta["title"] == "A"
+    written = {p.name for p in (kb / "docs" / "analysis").iterdir()}
+    assert not written & {"loop.md", "broken.md", "pipe.md", "folder.md"}
+    assert run(str(notes / "loop.md"), "--spec", spec) == 2
+    assert "a symbolic link that loops" in capsys.readouterr().err
 
 
 def test_sections_out_of_the_seeds_order_and_pages_without_code_are_reported(

@@ -361,9 +361,13 @@ class Ingester:
         skipped = {path.resolve() for path in skip}
         relinked = []
         for source in sorted(self.docs_root.rglob("*.md")):
-            resolved = source.resolve()
-            if resolved in skipped or resolved in self.renamed or not source.is_file():
+            if not source.is_file():  # first: resolving a link that loops raises
                 continue
+            resolved = source.resolve()
+            if resolved in skipped or resolved in self.renamed:
+                continue
+            if self.docs_root not in resolved.parents:
+                continue  # a link out of the docs: not a page of them, nothing to relink
             rel = resolved.relative_to(self.docs_root).as_posix()
             page = load_page(source, _display(resolved), rel)
             if page.text is None:
@@ -445,7 +449,12 @@ class Ingester:
 
     def _destination(self, source: Path, folder: Path | None) -> Path:
         options = self.options
-        resolved = source.resolve()
+        try:
+            resolved = source.resolve()
+        except (RuntimeError, OSError):  # a link that leads to itself, or too deep
+            raise IngestError(
+                f"{source}: a symbolic link that loops, not a page; nothing was written for it"
+            ) from None
         if options.output is not None:
             destination = options.output.resolve()
         elif self.docs_root in resolved.parents and options.output_dir is None:
@@ -654,7 +663,10 @@ def expand(sources: Sequence[Path]) -> list[tuple[Path, Path | None]]:
             found = sorted(p for p in source.rglob("*") if p.suffix.lower() in (".md", ".markdown"))
             if not found:
                 raise IngestError(f"{source}: no Markdown files (*.md) in this directory")
-            files.extend((p, p.parent.relative_to(source)) for p in found if p.is_file())
+            # What is not a file of text (a broken or looping link, a FIFO) is kept: reading it
+            # fails with the reason, and the run counts it as a file not ingested. A folder
+            # named x.md is no page; what it holds is found on its own.
+            files.extend((p, p.parent.relative_to(source)) for p in found if not p.is_dir())
         else:
             files.append((source, None))
     return files

@@ -287,6 +287,15 @@ def test_a_ref_written_in_prose_keeps_its_underscores_and_its_link():
     assert f'<a href="{base}/lib/a_b_c.py#L4" title="lib@79841b4">lib/a_b_c.py:4</a>' in html
     assert "<code>lib/x__y.py:5</code>" in html
     assert html == markdown.markdown(apply_links(source, links))
+    # In a raw HTML block Markdown reads nothing: the text is shown as written there too.
+    source = "<table><tr><td>lib/__init__.py:3</td></tr></table>\n"
+    links = plan_links(scan(source), [resolved("lib/__init__.py:3", source)], {"lib": UPSTREAM})
+    marked, ordered = mark_links(source, links)
+    html = unmark_links(markdown.markdown(marked), ordered)
+    assert (
+        f'<td><a href="{base}/lib/__init__.py#L3" title="lib@79841b4">lib/__init__.py:3</a></td>'
+        in html
+    )
 
 
 def test_a_ref_whose_text_moved_is_left_alone():

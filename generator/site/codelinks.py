@@ -223,6 +223,7 @@ def apply_links(text: str, links: Iterable[CodeLink]) -> str:
 
 
 _EMPHASIS = re.compile(r"[_*]")
+_ESCAPED_EMPHASIS = re.compile(r"\\([_*])")
 
 
 def _literal(written: str) -> str:
@@ -290,6 +291,9 @@ def strip_marks(html: str, links: Sequence[Wrapper]) -> tuple[str, list[LinkSpan
     for match in _MARKED.finditer(html):
         before = _MARKERS.sub("", html[cursor : match.start()])
         inner = match.group(2)
+        if "\\" in inner and not inner.startswith("<code>"):
+            # Left by `_literal` where Markdown did not read the text (a raw HTML block).
+            inner = _ESCAPED_EMPHASIS.sub(r"\g<1>", inner)
         pieces += (before, inner)
         length += len(before)
         number = int(match.group(1))

@@ -451,9 +451,14 @@ class Ingester:
         options = self.options
         try:
             resolved = source.resolve()
-        except (RuntimeError, OSError):  # a link that leads to itself, or too deep
+        except RuntimeError:  # pathlib's word for a link that leads back to itself
             raise IngestError(
                 f"{source}: a symbolic link that loops, not a page; nothing was written for it"
+            ) from None
+        except OSError as error:
+            raise IngestError(
+                f"{source}: its links cannot be followed ({error.strerror}); nothing was "
+                "written for it"
             ) from None
         if options.output is not None:
             destination = options.output.resolve()

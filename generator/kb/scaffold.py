@@ -272,7 +272,7 @@ def new_page(
             pages=load_pages(docs_root) if docs_root.is_dir() else [],
             requested=Placement(found.id, (), level),
         )
-        placed = [p for p in decided if p.key in ("paths", "order") or p.key == "level" != level]
+        placed = [p for p in decided if p.key != "spec"]  # --spec is required: not decided
         meta.update((p.key, p.value) for p in placed)
     if depends_on:
         meta["depends_on"] = depends_on

@@ -231,3 +231,33 @@ def test_unreadable_pages_are_skipped_not_fatal():
     curriculum = build_curriculum([bad, page("a.md", "paths: [p]")])
     assert "bad.md" not in curriculum.pages
     assert curriculum.findings == []
+
+
+def test_a_curriculum_made_again_follows_every_edit_that_matters_to_it():
+    """``mkdocs serve`` asks for the curriculum after every edit: what a page's frontmatter or
+    first heading says reaches it, an edit of the text alone gives the same curriculum."""
+    first = [
+        page("a.md", "level: beginner\npaths: [p]", "# Old heading\n\nText.\n"),
+        page("b.md", "title: B\nlevel: beginner\npaths: [p]\ndepends_on: [a.md]"),
+    ]
+    before = build_curriculum(first)
+    assert before.pages["a.md"].title == "Old heading"
+
+    text_edited = [page("a.md", "level: beginner\npaths: [p]", "# Old heading\n\nNew.\n"), first[1]]
+    assert build_curriculum(text_edited) is before
+
+    heading_edited = [page("a.md", "level: beginner\npaths: [p]", "# New heading\n"), first[1]]
+    assert build_curriculum(heading_edited).pages["a.md"].title == "New heading"
+
+    level_edited = [page("a.md", "level: expert\npaths: [p]", "# Old heading\n"), first[1]]
+    assert build_curriculum(level_edited).pages["a.md"].level == "expert"
+
+    dependency_gone = [first[0], page("b.md", "title: B\nlevel: beginner\npaths: [p]")]
+    assert build_curriculum(dependency_gone).pages["b.md"].depends_on == ()
+
+    displayed_elsewhere = [
+        parse_page(first[0].text.encode(), Path("/kb/site/a.md"), "site/a.md", "a.md"),
+        first[1],
+    ]
+    assert build_curriculum(displayed_elsewhere).pages["a.md"].display == "site/a.md"
+    assert build_curriculum(first).pages == before.pages

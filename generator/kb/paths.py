@@ -144,9 +144,12 @@ class LearningPath:
             return None
 
 
-@dataclass
+@dataclass(eq=False)
 class Curriculum:
-    """Every page, every path, and what is wrong with them."""
+    """Every page, every path, and what is wrong with them.
+
+    Compared by identity: `build_curriculum` gives the same object again for the same pages,
+    and what was made from a curriculum is kept while it is the same (`RebuildMemo`)."""
 
     pages: dict[str, PathPage]
     paths: dict[str, LearningPath]
@@ -328,9 +331,32 @@ def resolve_page_ref(target: str, from_rel: str, known: Iterable[str] | set[str]
 
 
 def build_curriculum(pages: Sequence[Page]) -> Curriculum:
-    """Derive pages, paths and their reading order; record every problem as a finding."""
-    builder = _Builder(pages)
-    return builder.build()
+    """Derive pages, paths and their reading order; record every problem as a finding.
+
+    The curriculum made last is given again while no page's frontmatter, first heading or path
+    has changed since: a build of the site asks for it twice (for its nav, and in the
+    verification's findings), and ``mkdocs serve`` again after every edit, which most often
+    changes a page's text alone. Callers only read what they are given."""
+    global _last_built
+    inputs = tuple(map(_curriculum_inputs, pages))
+    last = _last_built
+    if last is not None and last[0] == inputs:
+        return last[1]
+    curriculum = _Builder(pages).build()
+    _last_built = (inputs, curriculum)
+    return curriculum
+
+
+_last_built: tuple[tuple[tuple[object, ...], ...], Curriculum] | None = None
+
+
+def _curriculum_inputs(page: Page) -> tuple[object, ...]:
+    """What `build_curriculum` reads of ``page``: all of it is in its frontmatter (values,
+    positions, whether it could be read) but for a title taken from the first heading."""
+    title = page.meta.get("title")
+    heading = None if isinstance(title, str) and title.strip() else first_heading(page)
+    problems = tuple(problem.check for problem in page.problems)
+    return (page.rel, page.display, page.text is None, page.frontmatter, problems, heading)
 
 
 class _Builder:

@@ -9,6 +9,7 @@ default slugify drops such text and breaks links written on GitHub; the site use
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Callable
 
@@ -22,8 +23,10 @@ def _keep(char: str) -> bool:
     return category[0] in _KEPT_CATEGORIES or category == "Pc"
 
 
+@functools.lru_cache(maxsize=65536)
 def github_slug(text: str) -> str:
-    """Anchor GitHub gives a heading whose rendered text is ``text`` (before de-duplication)."""
+    """Anchor GitHub gives a heading whose rendered text is ``text`` (before de-duplication).
+    Kept for the headings met again: ``mkdocs serve`` renders every page after each edit."""
     lowered = text.strip().lower()
     return "".join(char for char in lowered if _keep(char)).replace(" ", "-")
 

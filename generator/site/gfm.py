@@ -19,6 +19,7 @@ splits a list at every blank line.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -58,7 +59,19 @@ class _Fence:
 
 class GitHubBlocksPreprocessor(Preprocessor):
     def run(self, lines: list[str]) -> list[str]:
-        return _Layout(self.md.tab_length, _renders_markdown_in_html(self.md)).rewrite(lines)
+        return list(
+            _rewritten(self.md.tab_length, _renders_markdown_in_html(self.md), tuple(lines))
+        )
+
+
+_REMEMBERED_PAGES = 4096
+
+
+@functools.lru_cache(maxsize=_REMEMBERED_PAGES)
+def _rewritten(tab_length: int, markdown_in_html: bool, lines: tuple[str, ...]) -> tuple[str, ...]:
+    """The page's lines laid out as Python-Markdown needs them. ``mkdocs serve`` renders every
+    page again after an edit of one: the others are rewritten as they were, without a pass."""
+    return tuple(_Layout(tab_length, markdown_in_html).rewrite(list(lines)))
 
 
 class _Layout:

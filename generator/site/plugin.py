@@ -47,7 +47,7 @@ import os
 import posixpath
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -93,7 +93,7 @@ from generator.site.mermaid import PINNED as PINNED_MERMAID
 from generator.site.mermaid import MermaidUnavailable, pinned_mermaid, uses_mermaid
 from generator.site.pagechecks import frontmatter_missing, mermaid_findings
 from generator.site.rebuilds import RebuildMemo
-from generator.site.trust import anchor_held, page_trust, trust_html
+from generator.site.trust import Tally, anchor_held, page_trust, tally, trust_html
 from generator.upstream.manifest import ConfigError, Manifest, load_manifest
 from generator.verification.cache import VerifyCache
 from generator.verification.pipeline import PageFile, Report, ResolvedRefs, Verifier
@@ -201,6 +201,8 @@ class _Plan:
     links: list[CodeLink]
     marks: list[live.FindingMark]
     templates: str
+    tally: Tally | None
+    """What its trust line counts."""
 
 
 @dataclass(frozen=True)
@@ -523,8 +525,8 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                     yield PlannedLinks(page.rel, len(page.text or ""), [])
                     continue
                 trust = (
-                    page_trust(refs, plan.pairs, branches, lambda *pin: behind.count(*pin)[0])
-                    if self.config.trust_line
+                    page_trust(plan.tally, branches, lambda *pin: behind.count(*pin)[0])
+                    if self.config.trust_line and plan.tally is not None
                     else None
                 )
                 yield PlannedLinks(
@@ -563,10 +565,9 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         return refs, self._plan(page, refs, lang, upstreams, cards)
 
     def _curriculum(self, pages: dict[str, Page]) -> Curriculum:
-        """The curriculum of ``pages``; serving, made once per rebuild (for the nav, and again
-        for the verification's findings) and only when a page changed."""
-        listed = tuple(pages.values())
-        return self._memo.get("curriculum", "", listed, partial(build_curriculum, list(listed)))
+        """The curriculum of ``pages`` (for the nav, and in the verification's findings): the
+        same object while no page's frontmatter changes (`build_curriculum`)."""
+        return build_curriculum(list(pages.values()))
 
     def _plan(
         self,
@@ -599,7 +600,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         marks: list[live.FindingMark] = []
         if self.serving:
             links, marks = live.plan_marks(layout, refs, links)
-        return _Plan(pairs, links, marks, templates)
+        return _Plan(pairs, links, marks, templates, tally(refs, pairs))
 
     # -- files: curriculum, nav, generated files
 
@@ -676,6 +677,10 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         return "index.md"
 
     def _generated(self, files: Files, curriculum: Curriculum) -> dict[str, Generated]:
+        # What a page's boxes link to is found by URL: the same URLs as in the last build are
+        # its very tuple, which each page compares at once.
+        urls = tuple((file.src_uri, file.url) for file in files)
+        urls = self._memo.kept_or("urls", "", (urls,), urls)
         generated = {}
         for rel, page in self.state.pages.items():
             file = files.get_file_from_path(rel)
@@ -686,11 +691,16 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                 linked = files.get_file_from_path(target)
                 return linked.url_relative_to(file) if linked is not None else None
 
-            generated[rel] = Generated(
-                navigation.marker_blocks(curriculum, rel, page.text or "", href),
-                navigation.page_header(curriculum, rel, href),
-                navigation.page_footer(curriculum, rel, href),
-            )
+            def make(
+                page: Page = page, rel: str = rel, href: Callable[[str], str | None] = href
+            ) -> Generated:
+                return Generated(
+                    navigation.marker_blocks(curriculum, rel, page.text or "", href),
+                    navigation.page_header(curriculum, rel, href),
+                    navigation.page_footer(curriculum, rel, href),
+                )
+
+            generated[rel] = self._memo.get("generated", rel, (curriculum, page.text, urls), make)
         return generated
 
     def on_page_read_source(self, page: MkDocsPage, *, config: MkDocsConfig) -> str | None:

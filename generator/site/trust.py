@@ -71,31 +71,47 @@ def anchor_held(
     return anchored
 
 
-def page_trust(
-    refs: Sequence[ResolvedRef],
-    anchored: Sequence[tuple[CodeLink, ResolvedRef]],
-    branches: dict[str, str],
-    behind: Callable[[str, str], int | None],
-) -> Trust | None:
-    """What the page's trust line says, or None for a page with nothing verified or held.
+@dataclass(frozen=True)
+class Tally:
+    """What a page's trust line counts, from its references alone (kept with its plan)."""
 
-    ``branches``: each upstream's tracked branch; ``behind(upstream, commit)``: commits from
-    ``commit`` to that branch's tip.
-    """
+    verified: tuple[tuple[str, str, int], ...]
+    """(upstream, commit, references verified there), sorted."""
+    held: tuple[Held, ...]
+
+
+def tally(
+    refs: Sequence[ResolvedRef], anchored: Sequence[tuple[CodeLink, ResolvedRef]]
+) -> Tally | None:
+    """The page's verified references by pin, and its held ones; None when it has neither."""
     counts: Counter[tuple[str, str]] = Counter(
         (resolved.upstream, resolved.commit)
         for resolved in refs
         if resolved.status == "ok" and resolved.upstream and resolved.commit
     )
     anchors = {id(resolved): link.anchor for link, resolved in anchored if link.anchor}
-    held = [Held(r.ref.text, anchors.get(id(r))) for r in refs if is_held(r)]
+    held = tuple(Held(r.ref.text, anchors.get(id(r))) for r in refs if is_held(r))
     if not counts and not held:
         return None
+    verified = tuple(
+        (upstream, commit, count) for (upstream, commit), count in sorted(counts.items())
+    )
+    return Tally(verified, held)
+
+
+def page_trust(
+    counted: Tally, branches: dict[str, str], behind: Callable[[str, str], int | None]
+) -> Trust:
+    """What the page's trust line says.
+
+    ``branches``: each upstream's tracked branch; ``behind(upstream, commit)``: commits from
+    ``commit`` to that branch's tip (which a fetch moves, so it is asked on every build).
+    """
     verified = [
         Verified(upstream, commit, count, branches.get(upstream, ""), behind(upstream, commit))
-        for (upstream, commit), count in sorted(counts.items())
+        for upstream, commit, count in counted.verified
     ]
-    return Trust(verified, held)
+    return Trust(verified, list(counted.held))
 
 
 _WORDS = {

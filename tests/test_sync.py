@@ -75,7 +75,7 @@ def history(tmp_path):
 @pytest.mark.parametrize(
     ("path", "start", "end", "symbol", "status", "new"),
     [
-        ("pkg/core.py", 10, 13, "beta", DriftStatus.AMBIGUOUS, None),
+        ("pkg/core.py", 10, 13, "beta", DriftStatus.MOVED, ("pkg/core.py", 13, 16)),
         ("pkg/core.py", 10, 10, None, DriftStatus.MOVED, ("pkg/core.py", 13, 13)),
         ("pkg/core.py", 4, 6, "alpha", DriftStatus.CHANGED, ("pkg/core.py", 7, 9)),
         ("pkg/core.py", 16, 17, "gamma", DriftStatus.MOVED, ("pkg/other.py", 4, 5)),
@@ -85,7 +85,7 @@ def history(tmp_path):
         ("pkg/core.py", 1, 1, None, DriftStatus.UNCHANGED, ("pkg/core.py", 1, 1)),
     ],
     ids=[
-        "duplicated",
+        "copied-elsewhere",
         "inserted-above",
         "edited",
         "moved-file",
@@ -105,8 +105,6 @@ def test_classification(history, path, start, end, symbol, status, new):
         assert drift.candidates == [("pkg/core.py", 7, 9)]
         assert drift.old_lines[1] == "    total = value * 2"
         assert drift.new_lines[1] == "    total = value * 4"
-    if status is DriftStatus.AMBIGUOUS:
-        assert {c[0] for c in drift.candidates} == {"pkg/core.py", "pkg/copy.py"}
 
 
 def test_whole_file_refs_follow_renames_and_report_deletions(history):

@@ -174,27 +174,51 @@ def _holds(store, commit: str, candidate: tuple[str, int, int], text: str) -> bo
 
 
 def test_candidates_of_code_copied_then_moved_on_are_where_it_is_at_the_new_pin(tmp_path):
-    """The code is copied (ambiguous from then on), then both places shift and one file is
-    renamed: the candidates are where the copies are at the new pin, not where they were."""
+    """The code is copied twice and its original edited (ambiguous from then on), then a copy
+    shifts and its file is renamed: the candidates are where the copies are at the new pin,
+    not where they were, and the edited original comes after them."""
     from generator.sync.reanchor import DriftStatus, Reanchorer
     from generator.upstream.gitstore import GitStore
 
     repo = RepoBuilder.init(tmp_path / "up")
-    old = repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER, "pkg/b.py": FILLER}, "base")
-    repo.commit({"pkg/b.py": FILLER + WORK}, "copy work into b")
+    old = repo.commit(
+        {"pkg/a.py": WORK + "\n\n" + FILLER, "pkg/b.py": FILLER, "pkg/d.py": FILLER}, "base"
+    )
+    repo.commit({"pkg/b.py": FILLER + WORK, "pkg/d.py": FILLER + WORK}, "copy work twice")
+    edited = WORK.replace("timeout=30", "timeout=60")
     repo.commit(
         {
-            "pkg/a.py": "import os\n\n\n" + WORK + "\n\n" + FILLER,
+            "pkg/a.py": "import os\n\n\n" + edited + "\n\n" + FILLER,
             "pkg/b.py": "import re\n" + FILLER + WORK,
         },
-        "shift both",
+        "edit the original, shift a copy",
     )
     new = repo.commit({"pkg/b.py": None, "pkg/c.py": "import re\n" + FILLER + WORK}, "rename b")
     store = GitStore(repo.path)
     drift = Reanchorer(store, old, new).classify("pkg/a.py", 1, 3, "work")
     assert drift.status is DriftStatus.AMBIGUOUS, drift.reason
-    assert [c[0] for c in drift.candidates] == ["pkg/a.py", "pkg/c.py"]
-    assert all(_holds(store, new, candidate, WORK) for candidate in drift.candidates)
+    assert [c[0] for c in drift.candidates] == ["pkg/c.py", "pkg/d.py", "pkg/a.py"]
+    assert all(_holds(store, new, candidate, WORK) for candidate in drift.candidates[:2])
+
+
+def test_code_copied_elsewhere_stays_where_its_reference_cites_it(tmp_path):
+    """A copy of the cited code in another file does not make a reference whose own lines
+    still hold the code ambiguous: untouched, it is unchanged; shifted, it follows its file."""
+    from generator.sync.reanchor import DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER, "pkg/b.py": FILLER}, "base")
+    copied = repo.commit({"pkg/b.py": FILLER + WORK}, "copy work into b")
+    store = GitStore(repo.path)
+    drift = Reanchorer(store, old, copied).classify("pkg/a.py", 1, 3, "work")
+    assert drift.status is DriftStatus.UNCHANGED, drift.reason
+    assert (drift.new_path, drift.new_start, drift.new_end) == ("pkg/a.py", 1, 3)
+
+    shifted = repo.commit({"pkg/a.py": "import os\n\n\n" + WORK + "\n\n" + FILLER}, "shift a")
+    drift = Reanchorer(GitStore(repo.path), old, shifted).classify("pkg/a.py", 1, 3, "work")
+    assert drift.status is DriftStatus.MOVED, drift.reason
+    assert (drift.new_path, drift.new_start, drift.new_end) == ("pkg/a.py", 4, 6)
 
 
 def test_code_moved_then_changed_is_a_candidate_where_it_went_not_where_it_was(tmp_path):

@@ -311,7 +311,10 @@ class Reanchorer:
                 where = moved
             if position == copy_step:
                 copies = self._copies(block, where, step)
-                if copies:
+                original = self._carry(where, position)
+                if copies and (original is None or not self._holds(original, block)):
+                    # A copy elsewhere leaves a reference whose own lines still hold the code
+                    # where it is: only when they lose it may a copy be where it went.
                     heir = self._heir(where, copies, position, block, path, start)
                     if heir is None:
                         return self._ambiguous(
@@ -371,8 +374,7 @@ class Reanchorer:
             for copy in copies
             if (carried := self._carry(copy, position)) is not None and self._holds(carried, block)
         ]
-        original = self._carry(where, position)
-        if len(holders) != 1 or (original is not None and self._holds(original, block)):
+        if len(holders) != 1:
             return None
         old_blob = self._blob(self.old, cited_path)
         copy_path, copy_start, _ = holders[0]

@@ -445,3 +445,33 @@ def test_pin_suggest_says_what_is_wrong(actor_kb: KB) -> None:
     actor_kb.page("a.md", "`lib/actor.py:15-22`\n")
     result = actor_kb.cli("pin", "suggest", "docs", "--since", "yesterday")
     assert result.returncode == 2 and "--since 'yesterday' is not a date" in result.stderr
+
+
+def test_a_quote_whole_only_at_a_later_commit_names_it_and_offers_no_range_fix(kb: KB) -> None:
+    """A draft quotes `sleep()` as a later commit has it (one line differs at the pin) and
+    cites other lines: most of the quote matches at the pin, but moving the range there would
+    hide that the page was written against the later commit. The finding names that commit
+    and offers no fix. Quoted as the pin has it, the range is fixed as before."""
+    repo = kb.new_upstream("lib")
+    pin = repo.commit({"lib/actor.py": ACTOR}, "Actor", date="2025-01-02T00:00:00+00:00")
+    later_actor = ACTOR.replace(
+        "self.model.offload(tag, non_blocking=True)",
+        "self.model.offload(tag, non_blocking=True, pinned=True)",
+    )
+    later = repo.commit(
+        {"lib/actor.py": later_actor}, "Pin offloaded memory", date="2025-01-03T00:00:00+00:00"
+    )
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    quote = SLEEP_QUOTE.replace("non_blocking=True)", "non_blocking=True, pinned=True)")
+    kb.page("a.md", f"The method (`lib/actor.py:24-30`):\n\n{quote}\n")
+    (finding,) = findings(kb)
+    assert finding.check == "quote-elsewhere" and finding.severity is Severity.ERROR
+    assert "only 5 of its 6 lines are at 15-21" in finding.message
+    assert f"lib@{later[:7]}" in finding.message and "1 commit after the pin" in finding.message
+    assert finding.fix is None
+    assert finding.suggestion == "kb pin suggest docs/a.md"
+
+    # The same lines quoted from the pin's own version still get their range fixed.
+    kb.page("a.md", f"The method (`lib/actor.py:24-30`):\n\n{SLEEP_QUOTE}\n")
+    (finding,) = findings(kb)
+    assert finding.fix == ("lib/actor.py", 15, 21)

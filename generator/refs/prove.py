@@ -83,7 +83,7 @@ class Prover:
         self._judged: dict[tuple[int, str, int, int], QuoteVerdict] = {}
         self._histories: dict[str, dict[str, History]] = {}
         self._other_files: dict[tuple[int, str, str], list[tuple[str, Placement]]] = {}
-        self._elsewhere_in_time: dict[tuple[int, str, str], str | None] = {}
+        self._elsewhere_in_time: dict[tuple[int, str, str, bool], str | None] = {}
         self._targets: dict[tuple[str | None, str | None, str | None], _Target | None] = {}
         self.other_file_searches = 0
         self.history_searches = 0
@@ -154,6 +154,22 @@ class Prover:
             places = verdict.places
             if len(places) == 1:
                 place = places[0]
+                if place.matched < prepared.required:
+                    # In part only: a quote that is whole at another commit was written against
+                    # that commit, and moving the range here would hide the wrong pin.
+                    found = self._in_history(prepared, target, whole=True)
+                    if found is not None:
+                        return [
+                            self._finding(
+                                ref,
+                                target,
+                                "quote-elsewhere",
+                                f"{where} is not in {cited}; only {place.matched} of its "
+                                f"{prepared.required} lines are at {_span(place)}, "
+                                f"and whole {found}",
+                                f"kb pin suggest {ref.page}",
+                            )
+                        ]
                 fix = Fix(target.path, *_fixed_range(ref, place))
                 return [
                     self._finding(
@@ -292,9 +308,12 @@ class Prover:
                 found.append((path, places))
         return found
 
-    def _in_history(self, prepared: PreparedQuote, target: _Target) -> str | None:
-        """Words saying the nearest commit whose version of the file holds the quote."""
-        key = (id(prepared), target.upstream.name, target.path)
+    def _in_history(
+        self, prepared: PreparedQuote, target: _Target, *, whole: bool = False
+    ) -> str | None:
+        """Words saying the nearest commit whose version of the file holds the quote (with
+        ``whole``, every line of it)."""
+        key = (id(prepared), target.upstream.name, target.path, whole)
         if key in self._elsewhere_in_time:
             return self._elsewhere_in_time[key]
         self._elsewhere_in_time[key] = None
@@ -310,7 +329,10 @@ class Prover:
             if blob.is_binary:
                 return False
             index = self._index_of(target.upstream, sha, blob, target.path)
-            return any(is_strong(prepared, p) for p in placements(prepared, index))
+            return any(
+                is_strong(prepared, p) and (not whole or p.matched >= prepared.required)
+                for p in placements(prepared, index)
+            )
 
         found = history.nearest(target.path, target.commit, holds)
         if found is None:

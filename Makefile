@@ -5,6 +5,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DOCS ?= docs
 export NO_MKDOCS_2_WARNING := 1
+# Python keeps each module's bytecode beside it (__pycache__), as it does by default: where the
+# environment turns that off (PYTHONDONTWRITEBYTECODE), every run compiled the whole package again,
+# half a second before the verifier read its first page.
+unexport PYTHONDONTWRITEBYTECODE
 # Mermaid is served from the site itself (no CDN): this pinned version from the npm registry.
 MERMAID_VERSION := 11.17.2
 MERMAID_STAMP := .cache/node/.mermaid-$(MERMAID_VERSION)
@@ -21,6 +25,7 @@ help:  ## list the targets
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+	$(BIN)/python -m compileall -q generator
 	@touch $@
 
 setup: $(STAMP)  ## create .venv and install the project with pinned dependencies

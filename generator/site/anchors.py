@@ -18,6 +18,7 @@ from typing import Any
 
 from markdown import Markdown
 from markdown.extensions import Extension
+from markdown.extensions.footnotes import FootnotePostprocessor
 from markdown.extensions.toc import remove_fnrefs, render_inner_html, strip_tags
 from markdown.postprocessors import AndSubstitutePostprocessor, RawHtmlPostprocessor
 from markdown.treeprocessors import Treeprocessor
@@ -52,15 +53,50 @@ def heading_text(element: etree.Element, md: Markdown, plain: bool = False) -> s
     (`only_placeholder_postprocessors`), so a heading of bare text with nothing stashed in it is
     named without rendering it, which would escape what unescaping then restores.
     """
-    text = element.text or ""
-    if plain and len(element) == 0 and "\x02" not in text:
-        return " ".join(text.split())
+    if plain and _plain_text(element):
+        return " ".join("".join(_text_of(element)).split())
     return html.unescape(strip_tags(render_inner_html(remove_fnrefs(element), md)))
 
 
+_PLAIN_INLINE = frozenset({"code", "em", "strong"})
+"""Inline elements whose rendering, tags stripped, is their text: a heading holding only these
+(`` `f()` and **x** ``, the usual case) is named from its text, without rendering it."""
+
+
+def _text_of(element: etree.Element) -> list[str]:
+    """The element's text as rendering and unescaping give it: inline code keeps its text
+    escaped in the tree (it is written out as it is), other text is escaped on the way out."""
+    parts = [element.text or ""]
+    for child in element:
+        if child.tag == "code":
+            parts.append(html.unescape(child.text or ""))
+        else:
+            parts.extend(_text_of(child))
+        parts.append(child.tail or "")
+    return parts
+
+
+def _plain_text(element: etree.Element) -> bool:
+    """Whether the heading holds text and `_PLAIN_INLINE` elements only, none of it stashed."""
+    if "\x02" in (element.text or ""):
+        return False
+    for child in element.iter():
+        if child is element:
+            continue
+        if child.tag not in _PLAIN_INLINE or child.attrib:
+            return False
+        if "\x02" in (child.text or "") or "\x02" in (child.tail or ""):
+            return False
+    return True
+
+
 def only_placeholder_postprocessors(md: Markdown) -> bool:
+    """Whether every postprocessor only puts back what was stashed behind a placeholder (each
+    of which starts with ``\x02``): footnotes' backlinks and spaces are such placeholders."""
     return all(
-        isinstance(processor, RawHtmlPostprocessor | AndSubstitutePostprocessor)
+        isinstance(
+            processor, RawHtmlPostprocessor | AndSubstitutePostprocessor | FootnotePostprocessor
+        )
         for processor in md.postprocessors
     )
 

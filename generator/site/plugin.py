@@ -384,7 +384,8 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
     # -- verification, beside MkDocs' own work
 
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
-        """Start verifying the pages MkDocs is about to find, while it cleans the site directory.
+        """A one-off build: start verifying the pages MkDocs is about to find, while it cleans
+        the site directory.
 
         ``on_files`` checks that MkDocs (and the other plugins) ended up with the same pages, and
         starts again if not.
@@ -409,8 +410,11 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             )
         if self.config.code_links and self.config.code_cards:
             prepare_python_lexer()
-        if self.config.verify or self.config.code_links:
-            # MkDocs walks the docs again right after and says what it has to say then.
+        if (self.config.verify or self.config.code_links) and self.command == "build":
+            # Started now, a one-off build's verification runs in a child process while MkDocs
+            # cleans the site directory; serving, it runs in this process, as the pages ask for
+            # it, and starts in on_files. MkDocs walks the docs again right after and says what
+            # it has to say then.
             with _silenced(logging.getLogger("mkdocs.structure.files")):
                 files = get_files(config)
             self.verification = self._start_verification(self._verification_input(files, config))

@@ -420,3 +420,31 @@ def test_deleted_code_lists_definitions_in_its_language_best_first_and_capped(tm
     assert drift.candidates[0] == ("pkg/pools/pool.py", 5, 6)  # the same Pool.__init__
     assert all(path.endswith(".py") for path, _, _ in drift.candidates)
     assert len(drift.candidates) == MAX_CANDIDATES and drift.more_candidates == 3
+
+
+def test_code_copied_within_its_own_file_stays_ambiguous(tmp_path):
+    """A copy inserted above the cited function in the same file: the diff may pair the old
+    lines with either copy, so the reference is held with both as candidates."""
+    from generator.sync.reanchor import DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/a.py": "class Runner:\n" + _indented(WORK) + "\n\n" + FILLER}, "base")
+    new = repo.commit(
+        {
+            "pkg/a.py": "class Batch:\n"
+            + _indented(WORK)
+            + "\n\nclass Runner:\n"
+            + _indented(WORK)
+            + "\n\n"
+            + FILLER
+        },
+        "add a Batch runner with the same work",
+    )
+    drift = Reanchorer(GitStore(repo.path), old, new).classify("pkg/a.py", 2, 4, "Runner.work")
+    assert drift.status is DriftStatus.AMBIGUOUS, drift.reason
+    assert sorted(drift.candidates) == [("pkg/a.py", 2, 4), ("pkg/a.py", 8, 10)]
+
+
+def _indented(code: str) -> str:
+    return "".join(f"    {line}\n" for line in code.splitlines())

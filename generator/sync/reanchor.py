@@ -311,10 +311,7 @@ class Reanchorer:
                 where = moved
             if position == copy_step:
                 copies = self._copies(block, where, step)
-                original = self._carry(where, position)
-                if copies and (original is None or not self._holds(original, block)):
-                    # A copy elsewhere leaves a reference whose own lines still hold the code
-                    # where it is: only when they lose it may a copy be where it went.
+                if copies and not self._kept_despite(copies, where, position, block):
                     heir = self._heir(where, copies, position, block, path, start)
                     if heir is None:
                         return self._ambiguous(
@@ -355,6 +352,22 @@ class Reanchorer:
                 first, last = self._with_edges(old_lines, step.commit, *found[0])
                 return position, (path, first, last)
         return None
+
+    def _kept_despite(
+        self,
+        copies: list[tuple[str, int, int]],
+        where: tuple[str, int, int],
+        position: int,
+        block: list[str],
+    ) -> bool:
+        """Whether the cited lines stay the reference's place though the commit at ``position``
+        copied their code: the copies are all in other files, and the lines, followed through
+        their own file, still hold the code at the new pin. A copy in the same file is another
+        matter: its diff may pair the old lines with either copy."""
+        if any(path == where[0] for path, _, _ in copies):
+            return False
+        original = self._carry(where, position)
+        return original is not None and self._holds(original, block)
 
     def _heir(
         self,

@@ -270,6 +270,7 @@ def test_git_failure_leaves_everything_as_it_was(synced_kb):
     result = cli(root, "sync", "up")
     assert result.returncode == 2
     assert "could not fetch" in result.stderr or "could not clone" in result.stderr
+    assert "does not exist" in result.stderr  # git's reason, not only its exit code
     assert snapshot(root) == before
 
 

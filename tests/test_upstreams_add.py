@@ -103,7 +103,8 @@ def test_a_failed_add_leaves_the_manifest_and_the_cache_as_they_were(
     [
         ("bad", "ext::sh -c touch% /tmp/owned", "git's ext:: transport"),
         ("../up", "/tmp/x", "not a valid upstream name"),
-        ("x", "/no/such/repository", "could not clone"),
+        # With git's own reason, which it writes where the progress goes.
+        ("x", "/no/such/repository", "could not clone /no/such/repository: fatal: repository"),
     ],
 )
 def test_a_bad_declaration_is_refused_before_anything_is_written(fresh, name, url, message):

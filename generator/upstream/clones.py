@@ -32,7 +32,10 @@ class FetchResult:
 
 
 class _GitProgress(git.RemoteProgress):
-    def __init__(self, name: str, notify: Notify) -> None:
+    """Clone and fetch progress for ``notify``; it also keeps what git said went wrong
+    (``error_lines``), which git writes where the progress goes."""
+
+    def __init__(self, name: str, notify: Notify | None) -> None:
         super().__init__()
         self._name = name
         self._notify = notify
@@ -45,7 +48,7 @@ class _GitProgress(git.RemoteProgress):
         message: str = "",
     ) -> None:
         stage = (self._cur_line or "").split(":", 1)[0].strip()
-        if max_count:
+        if max_count and self._notify is not None:
             percent = 100 * float(cur_count) / float(max_count)
             self._notify(
                 f"{self._name}: {stage} {percent:3.0f}% ({int(float(cur_count))}/"
@@ -87,7 +90,7 @@ def fetch_upstream(
 ) -> FetchResult:
     assert upstream.clone_dir is not None
     source = clone_source(manifest, upstream)
-    progress = _GitProgress(upstream.name, notify) if notify else None
+    progress = _GitProgress(upstream.name, notify)
     clone_dir = upstream.clone_dir
     ours = _made_here(clone_dir, upstream, source) if clone_dir.exists() else False
     if clone_dir.exists() and not ours and not _is_empty_directory(clone_dir):
@@ -128,7 +131,8 @@ def fetch_upstream(
             action = "cloned"
         _mark(repo, clone_dir, source)
     except git.GitCommandError as error:
-        detail = (error.stderr or str(error)).strip().replace("\n", " ")
+        said = " ".join(line.strip() for line in progress.error_lines)
+        detail = (said or error.stderr or str(error)).strip().replace("\n", " ")
         raise ConfigError(
             f"could not {'fetch' if clone_dir.exists() else 'clone'} {source}: {detail}",
             file=manifest.display_path(),

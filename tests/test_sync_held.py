@@ -448,3 +448,35 @@ def test_code_copied_within_its_own_file_stays_ambiguous(tmp_path):
 
 def _indented(code: str) -> str:
     return "".join(f"    {line}\n" for line in code.splitlines())
+
+
+TWINS = (
+    "def first_thing(data):\n"
+    "    cleaned = [d for d in data if d]\n"
+    "    cleaned.sort()\n"
+    "    return cleaned\n"
+    "\n"
+    "\n"
+    "def second_thing(data):\n"
+    "    cleaned = [d for d in data if d]\n"
+    "    cleaned.sort()\n"
+    "    return cleaned\n"
+)
+
+
+def test_deleted_code_is_not_followed_to_another_function_with_the_same_body(tmp_path):
+    """``first_thing`` is deleted; ``second_thing``, which was there all along, has the same
+    body. The cited body is gone, whether or not a later commit shifts the file: the other
+    function's body is not where it went."""
+    from generator.sync.reanchor import DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/m.py": TWINS}, "base")
+    dropped = TWINS.split("\n\n\n", 1)[1]
+    deleted = repo.commit({"pkg/m.py": dropped}, "drop first_thing")
+    shifted = repo.commit({"pkg/m.py": "X = 1\nY = 2\n\n\n" + dropped}, "add constants")
+    for new in (deleted, shifted):
+        drift = Reanchorer(GitStore(repo.path), old, new).classify("pkg/m.py", 2, 4, "first_thing")
+        assert drift.status is DriftStatus.DELETED, drift.reason
+        assert drift.new_path is None and drift.candidates == []

@@ -345,7 +345,7 @@ class Reanchorer:
             path = step.changes[path].new_path
             if path is None:
                 return None  # the file was deleted before the code came back
-            found = self._find(block, step.commit, [path])
+            found = self._new_in(step, self._find(block, step.commit, [path]), block)
             if len(found) > 1:
                 return None
             if found:
@@ -444,7 +444,7 @@ class Reanchorer:
             # One short line is too common to find by itself: find the whole definition around
             # it instead, and take the line at the same offset inside it.
             return self._find_within_definition(where, step, paths)
-        found = self._find(block, step.commit, paths)
+        found = self._new_in(step, self._find(block, step.commit, paths), block)
         if len(found) == 1:
             found_path, first, last = found[0]
             first, last = self._with_edges(old_lines, step.commit, found_path, first, last)
@@ -459,6 +459,25 @@ class Reanchorer:
                 candidates=found,
             )
         return Drift(DriftStatus.CHANGED, path, start, end, reason="the cited lines were edited")
+
+    def _new_in(
+        self, step: Step, found: list[tuple[str, int, int]], block: list[str]
+    ) -> list[tuple[str, int, int]]:
+        """The places of ``found`` (at the step's commit) that the step put the code at: not
+        those where its parent already had it, which the diff leaves as they were. Code that
+        was there before is other code of the same text (a second function with the same
+        body), not where the cited lines went."""
+        kept = []
+        for place in found:
+            path, first, last = place
+            change = next((c for c in step.changes.values() if c.new_path == path), None)
+            if change is not None:
+                parent = self._index(self._parent_of(step), change.old_path)
+                before = parent.find(block) if parent is not None else []
+                if any(change.map_range(*span) == (first, last) for span in before):
+                    continue
+            kept.append(place)
+        return kept
 
     def _find(self, block: list[str], commit: str, paths: list[str]) -> list[tuple[str, int, int]]:
         return [

@@ -334,6 +334,18 @@ def test_fix_rewrites_in_style_and_keeps_every_other_byte(actor_kb: KB) -> None:
     assert actor_kb.cli("verify", "docs", "--no-cache").returncode == 0
 
 
+def test_fix_reports_the_pages_as_they_are_after_it(actor_kb: KB) -> None:
+    """A range past the end of the file, with its code quoted: the rewrite settles both
+    findings, and the run says what the fixed page holds now, and exits 0 on it."""
+    actor_kb.page("a.md", f"`sleep()` (lib/actor.py:40-46):\n\n{SLEEP_QUOTE}\n")
+    before = actor_kb.cli("verify", "docs", "--no-cache")
+    assert "range-outside-file" in before.stdout and "quote-elsewhere" in before.stdout
+    done = actor_kb.cli("verify", "docs", "--no-cache", "--fix")
+    assert "rewrote lib/actor.py:40-46 -> lib/actor.py:15-21" in done.stdout
+    assert "range-outside-file" not in done.stdout and "all good" in done.stdout
+    assert done.returncode == 0, done.stdout
+
+
 def test_fix_writes_json_and_leaves_headings_and_held_refs(actor_kb: KB) -> None:
     actor_kb.page(
         "a.md",

@@ -102,7 +102,7 @@ def verify_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    from generator.verification.pipeline import verify
+    from generator.verification.pipeline import Report, verify
     from generator.verification.report import format_fixes, format_github, format_text, write_json
 
     if args.list_checks:
@@ -119,27 +119,32 @@ def run_verify(args: argparse.Namespace) -> int:
         if total >= 50 and (done % 25 == 0 or done == total):
             progress.show(f"verifying pages: {done}/{total}")
 
-    try:
-        report = verify(
-            args.paths,
-            manifest_path=args.manifest,
-            docs_root=args.docs_root,
-            ignore=args.ignore,
-            progress=on_progress,
-            cache=args.cache,
-        )
-    finally:
-        progress.done()
+    def run() -> Report:
+        try:
+            return verify(
+                args.paths,
+                manifest_path=args.manifest,
+                docs_root=args.docs_root,
+                ignore=args.ignore,
+                progress=on_progress,
+                cache=args.cache,
+            )
+        finally:
+            progress.done()
+
+    report = run()
     fixes = None
     if args.fix:
         from generator.verification.fix import fix_references
 
         fixes = fix_references(report, dry_run=args.dry_run)
-        if not args.dry_run:
-            settled = fixes.fixed
-            report.findings = [f for f in report.findings if id(f) not in settled]
         if args.format == "text":
             sys.stdout.write(format_fixes(fixes))
+        if fixes.pages_written:
+            # What the rewritten pages say now: a rewrite settles more than the finding that
+            # proved it (the old range past the end of the file, a symbol not in it), and the
+            # exit status is the fixed pages'. The unchanged pages come from the cache.
+            report = run()
     if args.format == "json":
         write_json(report, sys.stdout, list_refs=args.list_refs, fixes=fixes)
     elif args.format == "github":

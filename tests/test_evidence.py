@@ -487,3 +487,22 @@ def test_a_quote_whole_only_at_a_later_commit_names_it_and_offers_no_range_fix(k
     kb.page("a.md", f"The method (`lib/actor.py:24-30`):\n\n{SLEEP_QUOTE}\n")
     (finding,) = findings(kb)
     assert finding.fix == ("lib/actor.py", 15, 21)
+
+
+def test_a_quote_cited_at_lines_holding_none_of_it_is_an_error(actor_kb: KB) -> None:
+    """An LLM draft gets one line of `sleep()` wrong (too much for the quote to be *at* its
+    place, 80%) and cites the imports: the cited lines hold none of it, so the reference is
+    wrong whatever the quote's likeness elsewhere. A quote edited as much but cited where it
+    is stays silent."""
+    wrong = SLEEP_QUOTE.replace('tags = ["weights"]', 'tags = ["weights", "optimizer"]').replace(
+        "torch.cuda.empty_cache()", "torch.cuda.synchronize()"
+    )
+    actor_kb.page("a.md", f"The method (`lib/actor.py:1-5`):\n\n{wrong}\n")
+    (finding,) = findings(actor_kb)
+    assert finding.check == "quote-not-found" and finding.severity is Severity.ERROR
+    assert "none of its lines is there" in finding.message
+    assert "closest: 4 of 6 lines at 15-20" in finding.message
+    assert finding.fix is None
+
+    actor_kb.page("a.md", f"The method (`lib/actor.py:15-22`):\n\n{wrong}\n")
+    assert findings(actor_kb) == []

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from generator.checks import severity_of
 from generator.model import CodeRef, Evidence, Finding, Fix, Quote, RefForm, ResolvedRef, Upstream
 from generator.refs.quote import (
+    CODE,
     ELSEWHERE,
     IN_RANGE,
     MAX_QUOTE_LINES,
@@ -141,7 +142,12 @@ class Prover:
         verdict = self._judged.get(key)
         if verdict is None:
             verdict = self._judged[key] = judge(prepared, index, ref.start, ref.end)
-        if verdict.outcome in (IN_RANGE, UNDECIDED):
+        if verdict.outcome == IN_RANGE:
+            return []
+        astray = verdict.outcome == UNDECIDED
+        if astray and (ref.start == ref.end or not _none_in_range(prepared, index, ref)):
+            # Like the code only loosely, elsewhere: an edited quote of the cited code. But
+            # cited lines holding none of it cite other code than the quote shows.
             return []
         problem = _unchecked_reason(quote, target)  # control characters: not text to compare
         if problem is not None:
@@ -227,6 +233,8 @@ class Prover:
                 )
             ]
         message = f"{where} is nowhere in '{target.path}' at {_at(target)}"
+        if astray:
+            message = f"{where} is not in {cited}: none of its lines is there"
         closest = best_partial(prepared, index)
         if closest is not None and closest.matched >= 2:
             message += (
@@ -451,6 +459,18 @@ class Prover:
             ref.end,
             fix,
         )
+
+
+def _none_in_range(prepared: PreparedQuote, index: FileIndex, ref: CodeRef) -> bool:
+    """Whether no line of the quote's code is in the cited lines (even as a part of one, so
+    that a line the author shortened counts as there)."""
+    assert ref.start is not None and ref.end is not None
+    cited = index.normalised[ref.start - 1 : ref.end]
+    return not any(
+        (text := line.bare or line.text) and any(text in held for held in cited)
+        for line in prepared.lines
+        if line.kind == CODE
+    )
 
 
 def _unique(

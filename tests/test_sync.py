@@ -649,3 +649,25 @@ def test_only_the_temporary_files_of_journaled_writes_are_deleted(tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_text("{not json", "utf-8")
     assert Journal.load(broken).files == {}
+
+
+def test_sync_whose_reader_goes_away_stops_quietly_with_141(synced_kb):
+    """`kb sync --dry-run | head -1`: the reader of the output leaves. No file failed, so no
+    write error is reported and nothing is left to finish."""
+    root, _, _ = synced_kb
+    before = snapshot(root)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "generator", "sync", "up", "--no-fetch", "--dry-run"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # gone before the first line
+    errors = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 141
+    assert "error" not in errors and "Broken pipe" not in errors
+    assert snapshot(root) == before
+    assert not (root / ".cache" / "sync-journal.json").exists()

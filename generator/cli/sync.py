@@ -94,6 +94,10 @@ def run_sync(args: argparse.Namespace) -> int:
         _sync_all(args, manifest, names, journal, ProgressLine())
     except run.WriteFailed as failure:
         return _write_failed(failure.path, failure.error, failure)
+    except BrokenPipeError:
+        # The reader of the output went away (`kb sync | head`): no file failed. The journal
+        # stays, and the next run finishes what this one had started writing.
+        raise
     except OSError as error:
         return _write_failed(Path(error.filename or manifest.root), error)
     if journal is not None:

@@ -480,3 +480,26 @@ def test_deleted_code_is_not_followed_to_another_function_with_the_same_body(tmp
         drift = Reanchorer(GitStore(repo.path), old, new).classify("pkg/m.py", 2, 4, "first_thing")
         assert drift.status is DriftStatus.DELETED, drift.reason
         assert drift.new_path is None and drift.candidates == []
+
+
+def test_a_page_whose_references_are_all_held_moves_to_the_new_pin_with_the_others(tmp_path):
+    """Its only reference is held at v1 by the first sync; the second sync has nothing to
+    rewrite on it, and still anchors the page at v3: a reference added to it afterwards is
+    written against the pin, and checked there, not at v2."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    v1 = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
+    v2 = repo.commit(
+        {"pkg/u.py": FIRST + "\n" + SECOND.replace("(items)\n", "(items) + 1\n")}, "edit second"
+    )
+    root = _kb(tmp_path, repo, v1, {"u.md": "# U\n\nThe second: `pkg/u.py:5-7`.\n"})
+    _sync(root, v2)
+    _commit(root, "synced")
+    v3 = repo.commit({"pkg/u.py": "# a\n# b\n" + repo_text(repo, v2, "pkg/u.py")}, "insert")
+    _sync(root, v3)
+    page = (root / "docs" / "u.md").read_text("utf-8")
+    assert f"up: {v3}" in page.split("held_refs:")[0]  # anchored_at
+    assert f"commit: {v1}" in page  # the held reference stays where it was held
+    with (root / "docs" / "u.md").open("a", encoding="utf-8") as handle:
+        handle.write(f"\nThe first, as it is now (`pkg/u.py:3-5`):\n\n```python\n{FIRST}```\n")
+    findings = _findings(root)
+    assert [f["check"] for f in findings] == ["ref-needs-review"], findings

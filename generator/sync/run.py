@@ -256,7 +256,11 @@ def plan_sync(
             page_plan = _plan_page(page, context, upstream, resolver, reanchorer, verifier)
             page_plan.own_pin = own_pin
             plan.unresolved.extend(page_plan.unresolved)
-            if page_plan.drifts:
+            anchored = page.meta.get("anchored_at")
+            if page_plan.drifts or (isinstance(anchored, dict) and upstream.name in anchored):
+                # A page anchored at the old commit moves to the target with the others, even
+                # with nothing to rewrite (all its references held, say): the references added
+                # to it later are written against the new pin, and checked there.
                 plan.pages.append(page_plan)
     finally:
         verifier.close()

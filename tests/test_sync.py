@@ -368,6 +368,8 @@ def test_references_written_apart_from_their_path_follow_their_code(synced_kb):
     )
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "c")
+    dry = cli(root, "sync", "up", "--no-fetch", "--to", target, "--dry-run")
+    assert "1-2 -> 1-2 (in pkg/new_name.py)" in dry.stdout  # the path beside it changes too
     result = cli(root, "sync", "up", "--no-fetch", "--to", target)
     assert result.returncode == 0, result.stderr
     page = (root / "docs" / "c.md").read_text("utf-8")

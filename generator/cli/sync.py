@@ -143,9 +143,17 @@ def _sync_all(args, manifest, names, journal, progress) -> None:  # type: ignore
             if args.dry_run:
                 for drift in plan.drifts:
                     if drift.new_text:
+                        # A table's range cell says nothing of the file its path cell names.
+                        new_path = drift.drift.new_path
+                        elsewhere = new_path and new_path != drift.drift.old_path
+                        file = (
+                            f" (in {new_path})"
+                            if elsewhere and new_path not in drift.new_text
+                            else ""
+                        )
                         print(
                             f"  {drift.page}:{drift.line}:{drift.column}: {drift.text} -> "
-                            f"{drift.new_text}"
+                            f"{drift.new_text}{file}"
                         )
                     elif drift.drift.status.value not in ("unchanged", "moved"):
                         print(

@@ -484,8 +484,9 @@ def test_deleted_code_is_not_followed_to_another_function_with_the_same_body(tmp
 
 def test_a_page_whose_references_are_all_held_moves_to_the_new_pin_with_the_others(tmp_path):
     """Its only reference is held at v1 by the first sync; the second sync has nothing to
-    rewrite on it, and still anchors the page at v3: a reference added to it afterwards is
-    written against the pin, and checked there, not at v2."""
+    rewrite on it, and still anchors the page at v3, with the held entry's candidate followed
+    there: a reference added to it afterwards is written against the pin, and checked there,
+    not at v2."""
     repo = RepoBuilder.init(tmp_path / "up")
     v1 = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
     v2 = repo.commit(
@@ -499,6 +500,8 @@ def test_a_page_whose_references_are_all_held_moves_to_the_new_pin_with_the_othe
     page = (root / "docs" / "u.md").read_text("utf-8")
     assert f"up: {v3}" in page.split("held_refs:")[0]  # anchored_at
     assert f"commit: {v1}" in page  # the held reference stays where it was held
+    # Its candidate, lines of v2 after the first sync, names the same code at v3 now.
+    assert "candidate: pkg/u.py:7-9" in page
     with (root / "docs" / "u.md").open("a", encoding="utf-8") as handle:
         handle.write(f"\nThe first, as it is now (`pkg/u.py:3-5`):\n\n```python\n{FIRST}```\n")
     findings = _findings(root)

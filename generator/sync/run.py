@@ -120,6 +120,9 @@ class PagePlan:
     kept_held: dict[int, int] = field(default_factory=dict)
     """Index of a ``held_refs`` entry an earlier sync wrote -> offset in the page's text of the
     reference it names (entries naming no reference on the page are not here)."""
+    carried: dict[int, str | None] = field(default_factory=dict)
+    """Index of a kept ``held_refs`` entry of this upstream -> its candidate where it is at the
+    target (None: gone there); its old candidate named lines of the commit the page leaves."""
     options: ExtractOptions | None = None
     """How the verifier extracts references, so that held entries are counted as it counts."""
     unresolved: list[Unresolved] = field(default_factory=list)
@@ -293,6 +296,9 @@ def _plan_page(
         held_index = held_keys.get((ref.text, occurrences[ref.text]))
         if held_index is not None:
             plan.kept_held[held_index] = offset  # held at an older commit by an earlier sync
+            entry = page.meta["held_refs"][held_index]
+            if entry.get("upstream") == upstream.name and entry.get("candidate"):
+                plan.carried[held_index] = _carried_candidate(str(entry["candidate"]), reanchorer)
             continue
         if (
             ref.form is RefForm.PERMALINK
@@ -382,6 +388,29 @@ def _plan_page(
                 plan.edits.append((offset, offset + len(ref.text), new_text))
         plan.drifts.append(record)
     return plan
+
+
+def _carried_candidate(candidate: str, reanchorer: Reanchorer) -> str | None:
+    """A held entry's ``candidate`` (``path:first-last`` at the commit the page was anchored
+    at) where it is at the target: followed as a reference is, the first candidate when its
+    code changed, None when it is gone."""
+    path, _, lines = candidate.rpartition(":")
+    first, _, last = lines.partition("-")
+    if not path or not first.isdigit() or not (last or first).isdigit():
+        return candidate  # not written by sync: left as it is
+    start, end = int(first), int(last or first)
+    entry = reanchorer.store.entry(reanchorer.old, path)
+    if entry is None or not 1 <= start <= end <= reanchorer.store.blob(entry.sha).line_count:
+        return candidate  # not lines of that commit (edited by hand): left as it is
+    drift = reanchorer.classify(path, start, end, None)
+    if drift.status.rewritable and drift.new_path and drift.new_start and drift.new_end:
+        where = (drift.new_path, drift.new_start, drift.new_end)
+    elif drift.candidates:
+        where = drift.candidates[0]
+    else:
+        return None
+    new_path, start, end = where
+    return f"{new_path}:{start}-{end}" if end != start else f"{new_path}:{start}"
 
 
 def _held_keys(meta: dict[str, Any]) -> dict[tuple[str, int], int]:
@@ -485,6 +514,12 @@ def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
         for index, offset in plan.kept_held.items():
             entry = dict(entries[index])
             entry["occurrence"] = bindings.occurrence(str(entry["ref"]), _shifted(offset, edits))
+            if index in plan.carried:
+                carried = plan.carried[index]
+                if carried is None:
+                    entry.pop("candidate", None)
+                else:
+                    entry["candidate"] = carried
             entries[index] = entry
         for drift in plan.held:
             entry = {

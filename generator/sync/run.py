@@ -492,11 +492,37 @@ def _kept_anchors(
     return edits
 
 
+def _final_edits(plan: PagePlan) -> list[tuple[int, int, str]]:
+    """The rewrites of the page's text: its references, and the anchors of its headings."""
+    page = plan.page
+    assert page.text is not None
+    return plan.edits + _kept_anchors(page, plan.edits, _edited(page.text, plan.edits))
+
+
+def renumber(plan: PagePlan, data: bytes) -> None:
+    """Give the plan's references the lines and columns they have in ``data``, the page as
+    `render_plan` writes it (the new frontmatter shifts every line): what the drift report
+    names is then where each reference is in the file."""
+    page = plan.page
+    assert page.text is not None
+    text = data.decode("utf-8").removeprefix("\ufeff")
+    edits = _final_edits(plan)
+    body = _edited(page.text, edits)[page.body_start :]
+    if not text.endswith(body):
+        return  # not the page's body as written here: keep the lines read
+    start = len(text) - len(body)
+    for drift in plan.drifts:
+        offset = start + _shifted(drift.offset, edits) - page.body_start
+        line_start = text.rfind("\n", 0, offset) + 1
+        drift.line = text.count("\n", 0, offset) + 1
+        drift.column = offset - line_start + 1
+
+
 def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
     """The page's new bytes: rewritten references, anchored commit and held references."""
     page = plan.page
     assert page.text is not None
-    edits = plan.edits + _kept_anchors(page, plan.edits, _edited(page.text, plan.edits))
+    edits = _final_edits(plan)
     text = _edited(page.text, edits)
     meta = dict(page.meta)
     bindings = _Bindings(page, text, plan.options) if plan.held or plan.kept_held else None
@@ -577,6 +603,7 @@ def apply_sync(
         data = render_plan(page_plan, plan.upstream.name, plan.target)
         if data != page_plan.page.raw:
             writes.append((page_plan, data))
+            renumber(page_plan, data)
     new_manifest = moved_pin_bytes(manifest, plan.upstream.name, plan.target)
     written: list[str] = []
     target = manifest.path

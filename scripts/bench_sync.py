@@ -622,7 +622,7 @@ def main() -> int:
             raise SystemExit(f"sync failed: {result.stderr}")
         report = json.loads(next((root / ".cache" / "reports").glob("*.json")).read_text())
 
-        by_position = {(r["page"], r["line"]): r for r in report["refs"]}
+        by_position = {(r["page"], r["line_before"]): r for r in report["refs"]}
         classes: dict[str, int] = {}
         wrong = correct = rewritten = unique = unique_found = 0
         missed: dict[str, int] = {}

@@ -320,8 +320,12 @@ def test_references_that_resolve_to_no_single_file_are_listed_with_the_reason(tm
     ]
     markdown = next(reports.glob("*.md")).read_text("utf-8")
     assert f"## Not resolved at {v1[:7]}" in markdown
-    assert "- `docs/u.md:5` `util.py:1-2`: ambiguous-file: 'util.py' matches 2 files" in markdown
-    assert "- `docs/u.md:5` `vendor/thing.py:3`: unattributed: no configured upstream" in markdown
+    written = (root / "docs" / "u.md").read_text("utf-8").splitlines()
+    line = next(n for n, text in enumerate(written, 1) if "`util.py:1-2`" in text)
+    assert line > 5  # named where it is in the page as sync wrote it, frontmatter and all
+    assert f"- `docs/u.md:{line}` `util.py:1-2`: ambiguous-file: 'util.py' matches 2" in markdown
+    assert f"- `docs/u.md:{line}` `vendor/thing.py:3`: unattributed: no configured" in markdown
+    assert [r["line_before"] for r in data["unresolved"]] == [5, 5]
     assert "`pkg/u.py:1-3` moves" not in (root / "docs" / "u.md").read_text("utf-8")
 
 
@@ -509,3 +513,24 @@ def test_a_page_whose_references_are_all_held_moves_to_the_new_pin_with_the_othe
         handle.write(f"\nThe first, as it is now (`pkg/u.py:3-5`):\n\n```python\n{FIRST}```\n")
     findings = _findings(root)
     assert [f["check"] for f in findings] == ["ref-needs-review"], findings
+
+
+def test_a_held_reference_whose_edit_is_reverted_later_is_released_by_the_next_sync(tmp_path):
+    """Held at v1 by the sync to v2 (its code was edited there); v3 reverts the edit and adds
+    lines above it. The sync to v3 follows the reference from v1, where it was held: it is
+    rewritten to where the code is and leaves held_refs, as one sync from v1 would have done."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    v1 = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
+    v2 = repo.commit(
+        {"pkg/u.py": FIRST + "\n" + SECOND.replace("(items)\n", "(items) + 1\n")}, "edit second"
+    )
+    root = _kb(tmp_path, repo, v1, {"u.md": "# U\n\nThe second: `pkg/u.py:5-7`.\n"})
+    _sync(root, v2)
+    assert "held_refs" in (root / "docs" / "u.md").read_text("utf-8")
+    _commit(root, "synced")
+    v3 = repo.commit({"pkg/u.py": "# a\n# b\n" + FIRST + "\n" + SECOND}, "revert, insert above")
+    out = _sync(root, v3)
+    page = (root / "docs" / "u.md").read_text("utf-8")
+    assert "The second: `pkg/u.py:7-9`." in page, out
+    assert "held_refs" not in page and f"up: {v3}" in page
+    assert _findings(root) == []

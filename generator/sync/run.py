@@ -30,7 +30,7 @@ from typing import Any
 
 from generator.files import atomic_write
 from generator.kb.pages import Page, load_page, render_page
-from generator.model import RefForm, Severity, Upstream
+from generator.model import CodeRef, RefForm, Severity, Upstream
 from generator.refs.extract import ExtractOptions, extract_headings, extract_refs, scan
 from generator.refs.resolve import PageContext, Resolver, page_context
 from generator.refs.rewrite import rewrite_apart, rewrite_ref
@@ -58,6 +58,8 @@ class RefDrift:
     """The rewritten reference, when it is rewritten."""
     offset: int = 0
     """Where ``text`` starts in the page's text before the sync rewrites it."""
+    line_before: int | None = None
+    """``line`` in the page as read, once `renumber` gave it its line in the page as written."""
 
     def as_json(self) -> dict[str, Any]:
         drift = self.drift
@@ -65,6 +67,7 @@ class RefDrift:
             "page": self.page,
             "line": self.line,
             "column": self.column,
+            "line_before": self.line if self.line_before is None else self.line_before,
             "text": self.text,
             "status": str(drift.status),
             "new_text": self.new_text,
@@ -80,7 +83,7 @@ class RefDrift:
         }
 
 
-@dataclass(frozen=True)
+@dataclass
 class Unresolved:
     """A reference into no single file at the old commit (an ambiguous bare name, a path no
     upstream claims): sync cannot tell where its code went, so it leaves it as written."""
@@ -92,6 +95,10 @@ class Unresolved:
     check: str
     """The verifier's check that says why (``ambiguous-file``, ``unattributed``)."""
     message: str
+    offset: int = 0
+    """As `RefDrift.offset`."""
+    line_before: int | None = None
+    """As `RefDrift.line_before`."""
 
     @property
     def reason(self) -> str:
@@ -102,6 +109,7 @@ class Unresolved:
             "page": self.page,
             "line": self.line,
             "column": self.column,
+            "line_before": self.line if self.line_before is None else self.line_before,
             "text": self.text,
             "check": self.check,
             "reason": self.message,
@@ -120,6 +128,9 @@ class PagePlan:
     kept_held: dict[int, int] = field(default_factory=dict)
     """Index of a ``held_refs`` entry an earlier sync wrote -> offset in the page's text of the
     reference it names (entries naming no reference on the page are not here)."""
+    released: set[int] = field(default_factory=set)
+    """Indexes of kept ``held_refs`` entries whose reference this sync rewrites: its code is at
+    the target exactly as it was where it was held (an edit reverted since, say)."""
     carried: dict[int, str | None] = field(default_factory=dict)
     """Index of a kept ``held_refs`` entry of this upstream -> its candidate where it is at the
     target (None: gone there); its old candidate named lines of the commit the page leaves."""
@@ -256,7 +267,18 @@ def plan_sync(
             reanchorer = reanchorers.get(old)
             if reanchorer is None:
                 reanchorer = reanchorers[old] = Reanchorer(store, old, target)
-            page_plan = _plan_page(page, context, upstream, resolver, reanchorer, verifier)
+
+            def since(entry: dict[str, Any]) -> Reanchorer | None:
+                held_at = str(entry.get("commit") or "")
+                if store.resolve(held_at) != held_at:
+                    return None  # not in the clone: the reference stays held
+                if held_at not in reanchorers:
+                    reanchorers[held_at] = Reanchorer(store, held_at, target)
+                return reanchorers[held_at]
+
+            page_plan = _plan_page(
+                page, context, upstream, resolver, reanchorer, verifier, reanchorer_from=since
+            )
             page_plan.own_pin = own_pin
             plan.unresolved.extend(page_plan.unresolved)
             anchored = page.meta.get("anchored_at")
@@ -284,6 +306,7 @@ def _plan_page(
     resolver: Resolver,
     reanchorer: Reanchorer,
     verifier: Verifier,
+    reanchorer_from: Callable[[str], Reanchorer] | None = None,
 ) -> PagePlan:
     assert page.text is not None
     layout = scan(page.text, page.body_start)
@@ -297,7 +320,13 @@ def _plan_page(
         if held_index is not None:
             plan.kept_held[held_index] = offset  # held at an older commit by an earlier sync
             entry = page.meta["held_refs"][held_index]
-            if entry.get("upstream") == upstream.name and entry.get("candidate"):
+            if entry.get("upstream") != upstream.name:
+                continue
+            if reanchorer_from is not None and _release(
+                plan, ref, offset, held_index, context, resolver, reanchorer_from(entry)
+            ):
+                continue
+            if entry.get("candidate"):
                 plan.carried[held_index] = _carried_candidate(str(entry["candidate"]), reanchorer)
             continue
         if (
@@ -320,6 +349,7 @@ def _plan_page(
                     ref.text,
                     problem.check if problem else "unresolved",
                     problem.message if problem else "it resolves to no file",
+                    offset,
                 )
             )
             continue
@@ -388,6 +418,50 @@ def _plan_page(
                 plan.edits.append((offset, offset + len(ref.text), new_text))
         plan.drifts.append(record)
     return plan
+
+
+def _release(
+    plan: PagePlan,
+    ref: CodeRef,
+    offset: int,
+    index: int,
+    context: PageContext,
+    resolver: Resolver,
+    since_held: Reanchorer | None,
+) -> bool:
+    """Rewrite a held reference whose code is at the target exactly as it was at the commit it
+    was held at (followed through the history in between, as any reference is): it is no
+    longer held. False when it stays held."""
+    if since_held is None or ref.start is None or ref.end is None:
+        return False
+    held = context.held.get((ref.text, plan.page.meta["held_refs"][index].get("occurrence", 1)))
+    if held is None:
+        return False
+    resolved = resolver.resolve(ref, context.held_at(held))
+    if resolved.path is None or any(f.severity is Severity.ERROR for f in resolved.findings):
+        return False
+    drift = since_held.classify(resolved.path, ref.start, ref.end, ref.symbol)
+    if not drift.status.rewritable:
+        return False
+    new_text = rewrite_ref(
+        ref,
+        resolved.path,
+        drift.new_path or resolved.path,
+        drift.new_start,
+        drift.new_end,
+        since_held.old,
+        since_held.new,
+    )
+    if new_text is None:
+        return False  # the path is written apart from the lines: left held, for a person
+    record = RefDrift(ref.page, ref.line, ref.column, ref.text, drift, offset=offset)
+    if new_text != ref.text:
+        record.new_text = new_text
+        plan.edits.append((offset, offset + len(ref.text), new_text))
+    plan.drifts.append(record)
+    plan.released.add(index)
+    del plan.kept_held[index]
+    return True
 
 
 def _carried_candidate(candidate: str, reanchorer: Reanchorer) -> str | None:
@@ -511,9 +585,11 @@ def renumber(plan: PagePlan, data: bytes) -> None:
     if not text.endswith(body):
         return  # not the page's body as written here: keep the lines read
     start = len(text) - len(body)
-    for drift in plan.drifts:
+    for drift in [*plan.drifts, *plan.unresolved]:
         offset = start + _shifted(drift.offset, edits) - page.body_start
         line_start = text.rfind("\n", 0, offset) + 1
+        if drift.line_before is None:
+            drift.line_before = drift.line
         drift.line = text.count("\n", 0, offset) + 1
         drift.column = offset - line_start + 1
 
@@ -525,7 +601,8 @@ def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
     edits = _final_edits(plan)
     text = _edited(page.text, edits)
     meta = dict(page.meta)
-    bindings = _Bindings(page, text, plan.options) if plan.held or plan.kept_held else None
+    holds = plan.held or plan.kept_held or plan.released
+    bindings = _Bindings(page, text, plan.options) if holds else None
     if plan.own_pin:
         if meta.get("upstream") == upstream and meta.get("pin") is not None:
             meta["pin"] = target
@@ -547,6 +624,7 @@ def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
                 else:
                     entry["candidate"] = carried
             entries[index] = entry
+        entries = [entry for index, entry in enumerate(entries) if index not in plan.released]
         for drift in plan.held:
             entry = {
                 "upstream": upstream,
@@ -561,7 +639,10 @@ def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
                     f"{path}:{first}-{last}" if last != first else f"{path}:{first}"
                 )
             entries.append(entry)
-        meta["held_refs"] = entries
+        if entries:
+            meta["held_refs"] = entries
+        else:
+            meta.pop("held_refs", None)  # the last held reference was released
     return render_page(page, meta, body=text[page.body_start :])
 
 

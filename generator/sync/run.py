@@ -372,15 +372,7 @@ def _plan_page(
         drift = reanchorer.classify(resolved.path, ref.start, ref.end, ref.symbol)
         record = RefDrift(ref.page, ref.line, ref.column, ref.text, drift, offset=offset)
         if drift.status.rewritable:
-            new_text = rewrite_ref(
-                ref,
-                resolved.path,
-                drift.new_path or resolved.path,
-                drift.new_start,
-                drift.new_end,
-                reanchorer.old,
-                reanchorer.new,
-            )
+            new_text = _rewritten(ref, resolved.path, drift, reanchorer)
             if new_text is None:  # moved to another file, and the page writes the path apart
                 line_start, line_end = layout.line_bounds(layout.line_starts[ref.line - 1])
                 apart = rewrite_apart(
@@ -420,6 +412,20 @@ def _plan_page(
     return plan
 
 
+def _rewritten(ref: CodeRef, path: str, drift: Drift, reanchorer: Reanchorer) -> str | None:
+    """The reference's text rewritten to where ``drift`` followed its code (``path`` at the
+    reanchorer's old commit); None when the page writes the path apart from the lines."""
+    return rewrite_ref(
+        ref,
+        path,
+        drift.new_path or path,
+        drift.new_start,
+        drift.new_end,
+        reanchorer.old,
+        reanchorer.new,
+    )
+
+
 def _release(
     plan: PagePlan,
     ref: CodeRef,
@@ -443,15 +449,7 @@ def _release(
     drift = since_held.classify(resolved.path, ref.start, ref.end, ref.symbol)
     if not drift.status.rewritable:
         return False
-    new_text = rewrite_ref(
-        ref,
-        resolved.path,
-        drift.new_path or resolved.path,
-        drift.new_start,
-        drift.new_end,
-        since_held.old,
-        since_held.new,
-    )
+    new_text = _rewritten(ref, resolved.path, drift, since_held)
     if new_text is None:
         return False  # the path is written apart from the lines: left held, for a person
     record = RefDrift(ref.page, ref.line, ref.column, ref.text, drift, offset=offset)

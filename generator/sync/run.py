@@ -306,8 +306,10 @@ def _plan_page(
     resolver: Resolver,
     reanchorer: Reanchorer,
     verifier: Verifier,
-    reanchorer_from: Callable[[str], Reanchorer] | None = None,
+    reanchorer_from: Callable[[dict[str, Any]], Reanchorer | None] | None = None,
 ) -> PagePlan:
+    """The page's rewrites and held references. ``reanchorer_from(entry)`` follows code from
+    the commit a ``held_refs`` entry was held at to the target (None: that commit is gone)."""
     assert page.text is not None
     layout = scan(page.text, page.body_start)
     plan = PagePlan(page, reanchorer.old, options=verifier.options)

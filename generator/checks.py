@@ -64,7 +64,10 @@ CHECKS: dict[str, Check] = {
             "the code the page quotes for the ref is at other lines (or in another file)",
         ),
         Check(
-            "quote-not-found", _E, "the code the page quotes for the ref is nowhere at the commit"
+            "quote-not-found",
+            _E,
+            "the code the page quotes for the ref is nowhere at the commit, or the cited lines "
+            "hold none of it",
         ),
         Check("quote-unchecked", _W, "a quote that cannot be compared (unclosed block, binary)"),
         Check(

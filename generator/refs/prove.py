@@ -6,9 +6,10 @@
 - ``quote-elsewhere`` (error): the code the page quotes is not in the cited lines but elsewhere
   in the file, or in another file of the upstream; with the range where it is, as a `Fix` when
   that place is unique and the quote strong (``verify --fix`` applies it);
-- ``quote-not-found`` (error): the quoted code is nowhere at the commit; where the history
-  shows it at another commit (the nearest one along the tracked branch), the message names it:
-  then the pin is wrong, not the range (``pin suggest`` finds the commit for a whole page);
+- ``quote-not-found`` (error): the quoted code is nowhere at the commit, or only in part
+  elsewhere in the file while the cited lines hold none of it; where the history shows it at
+  another commit (the nearest one along the tracked branch), the message names it: then the
+  pin is wrong, not the range (``pin suggest`` finds the commit for a whole page);
 - ``quote-unchecked`` (warning): a quote that cannot be compared (an unterminated fence, a
   binary file, an over-long quote), with the reason;
 - ``names-not-in-range`` (warning): the identifiers and calls the sentence names around the

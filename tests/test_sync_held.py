@@ -489,11 +489,8 @@ def test_deleted_code_is_not_followed_to_another_function_with_the_same_body(tmp
         assert drift.new_path is None and drift.candidates == []
 
 
-def test_a_page_whose_references_are_all_held_moves_to_the_new_pin_with_the_others(tmp_path):
-    """Its only reference is held at v1 by the first sync; the second sync has nothing to
-    rewrite on it, and still anchors the page at v3, with the held entry's candidate followed
-    there: a reference added to it afterwards is written against the pin, and checked there,
-    not at v2."""
+def _second_held(tmp_path: Path) -> tuple[RepoBuilder, Path, str, str]:
+    """A page citing `second` at v1, synced to v2, which edits it: the reference is held."""
     repo = RepoBuilder.init(tmp_path / "up")
     v1 = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
     v2 = repo.commit(
@@ -501,6 +498,15 @@ def test_a_page_whose_references_are_all_held_moves_to_the_new_pin_with_the_othe
     )
     root = _kb(tmp_path, repo, v1, {"u.md": "# U\n\nThe second: `pkg/u.py:5-7`.\n"})
     _sync(root, v2)
+    return repo, root, v1, v2
+
+
+def test_a_page_whose_references_are_all_held_moves_to_the_new_pin_with_the_others(tmp_path):
+    """Its only reference is held at v1 by the first sync; the second sync has nothing to
+    rewrite on it, and still anchors the page at v3, with the held entry's candidate followed
+    there: a reference added to it afterwards is written against the pin, and checked there,
+    not at v2."""
+    repo, root, v1, v2 = _second_held(tmp_path)
     _commit(root, "synced")
     v3 = repo.commit({"pkg/u.py": "# a\n# b\n" + repo_text(repo, v2, "pkg/u.py")}, "insert")
     _sync(root, v3)
@@ -519,13 +525,7 @@ def test_a_held_reference_whose_edit_is_reverted_later_is_released_by_the_next_s
     """Held at v1 by the sync to v2 (its code was edited there); v3 reverts the edit and adds
     lines above it. The sync to v3 follows the reference from v1, where it was held: it is
     rewritten to where the code is and leaves held_refs, as one sync from v1 would have done."""
-    repo = RepoBuilder.init(tmp_path / "up")
-    v1 = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
-    v2 = repo.commit(
-        {"pkg/u.py": FIRST + "\n" + SECOND.replace("(items)\n", "(items) + 1\n")}, "edit second"
-    )
-    root = _kb(tmp_path, repo, v1, {"u.md": "# U\n\nThe second: `pkg/u.py:5-7`.\n"})
-    _sync(root, v2)
+    repo, root, _, _ = _second_held(tmp_path)
     assert "held_refs" in (root / "docs" / "u.md").read_text("utf-8")
     _commit(root, "synced")
     v3 = repo.commit({"pkg/u.py": "# a\n# b\n" + FIRST + "\n" + SECOND}, "revert, insert above")

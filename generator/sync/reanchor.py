@@ -468,11 +468,12 @@ class Reanchorer:
         was there before is other code of the same text (a second function with the same
         body), not where the cited lines went."""
         kept = []
+        parent_commit = self._parent_of(step) if found else ""
         for place in found:
             path, first, last = place
             change = next((c for c in step.changes.values() if c.new_path == path), None)
             if change is not None:
-                parent = self._index(self._parent_of(step), change.old_path)
+                parent = self._index(parent_commit, change.old_path)
                 before = parent.find(block) if parent is not None else []
                 if any(change.map_range(*span) == (first, last) for span in before):
                     continue

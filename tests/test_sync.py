@@ -451,10 +451,15 @@ def _tree(root: Path) -> dict[str, bytes]:
     }
 
 
+def _reports(root: Path) -> dict[str, bytes]:
+    """The drift reports sync left in the knowledge base, by name."""
+    return {path.name: path.read_bytes() for path in (root / ".cache" / "reports").glob("*")}
+
+
 def test_a_plain_rerun_finishes_a_sync_killed_at_any_write(tmp_path, history):
     """SIGKILL a real `python -m generator sync` at every step of its write phase; a plain rerun
     (no --force) must finish the job exactly as an uninterrupted run does, leaving no
-    temporary file behind."""
+    temporary file behind and the same drift report, which names every page of the sync."""
     base, target = _kill_kb(tmp_path / "base", history)
     hook = tmp_path / "hook"
     hook.mkdir()
@@ -478,6 +483,10 @@ def test_a_plain_rerun_finishes_a_sync_killed_at_any_write(tmp_path, history):
     events = int((tmp_path / "events").read_text())
     expected = _tree(clean)
     assert expected != _tree(base)
+    expected_reports = _reports(clean)
+    assert len(expected_reports) == 2
+    summary = json.loads(next(d for n, d in expected_reports.items() if n.endswith(".json")))
+    assert summary["pages"] == 3
     assert events >= 20  # journal, three pages, the pin, two reports, the journal's removal
 
     survived = []
@@ -498,6 +507,8 @@ def test_a_plain_rerun_finishes_a_sync_killed_at_any_write(tmp_path, history):
         rerun = run(root, None)
         assert rerun.returncode == 0, (kill_at, rerun.stderr)
         assert _tree(root) == expected, kill_at
+        assert _reports(root) == expected_reports, kill_at
+        assert "drift report: " in rerun.stdout, (kill_at, rerun.stdout)
         assert not [p for p in root.rglob("*.tmp")], kill_at
         assert not (root / ".cache" / "sync-journal.json").exists(), kill_at
         survived.append(kill_at)
@@ -513,7 +524,7 @@ def test_a_rerun_after_a_kill_still_refuses_a_persons_edit(tmp_path, history):
     env = {
         **os.environ,
         "PYTHONPATH": f"{ROOT}{os.pathsep}{hook}",
-        "KILL_AT": "8",  # in the middle of the pages
+        "KILL_AT": "16",  # in the middle of the pages (after the journal and the two reports)
         "KILL_LOG": str(tmp_path / "events"),
     }
     killed = subprocess.run(
@@ -558,7 +569,8 @@ def test_a_full_disk_stops_the_sync_cleanly_and_a_rerun_finishes(
 
     def fsync(fd: int) -> None:
         calls.append(fd)
-        if len(calls) == 3:  # the journal and one page are on disk, the next page is not
+        # The journal, the two drift reports and one page are on disk, the next page is not.
+        if len(calls) == 5:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         real_fsync(fd)
 

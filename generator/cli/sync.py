@@ -166,31 +166,25 @@ def _sync_all(args, manifest, names, journal, progress) -> None:  # type: ignore
                         f"({ref.reason})"
                     )
                 continue
-            result = run.apply_sync(plan, manifest, notify=progress.show, journal=journal)
+            writes = run.page_writes(plan)
+            left = report.reports_left_by(journal, plan, args.report_dir) if journal else []
+            reports = [] if left else report.report_files(plan, args.report_dir)
+            result = run.apply_sync(
+                plan, manifest, writes, reports, notify=progress.show, journal=journal
+            )
             progress.done()
             if not plan.pages and not result.pin_moved:
                 print(f"  already at {target[:12]}: nothing to do")
-                continue
-            if journal is not None:
-                for path in report.report_paths(plan, args.report_dir):
-                    journal.announce(path)
-                journal.save()
-            try:
-                reports = report.write_reports(plan, args.report_dir)
-            except OSError as error:
-                raise run.WriteFailed(
-                    args.report_dir,
-                    error,
-                    name,
-                    len(result.pages_written),
-                    len(result.pages_written),
-                    result.pin_moved,
-                ) from error
-            print(
-                f"  wrote {len(result.pages_written)} pages; pin "
-                f"{'moved to ' + target[:12] if result.pin_moved else 'already at ' + target[:12]}"
-            )
-            print(f"  drift report: {reports[0]} (JSON: {reports[1]})")
+            else:
+                print(
+                    f"  wrote {len(result.pages_written)} pages; pin "
+                    + ("moved to " if result.pin_moved else "already at ")
+                    + target[:12]
+                )
+            if result.report_paths or left:
+                markdown, data = result.report_paths or left
+                finished = " (written by the interrupted run: it covers every page)" if left else ""
+                print(f"  drift report: {markdown}{finished} (JSON: {data})")
             manifest = reload_manifest(manifest.path)
     finally:
         progress.done()

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from generator.files import atomic_write
+from generator.sync.journal import Journal
 from generator.sync.reanchor import DriftStatus
 from generator.sync.run import HELD, RefDrift, SyncPlan
 
@@ -188,14 +188,35 @@ def _fenced(code: list[str], info: str = "") -> list[str]:
 
 
 def report_paths(plan: SyncPlan, directory: Path) -> list[Path]:
-    """Where `write_reports` writes the Markdown and the JSON report."""
+    """Where the Markdown and the JSON report of ``plan`` go."""
     stem = f"drift-{plan.upstream.name}-{plan.old[:7]}-{plan.target[:7]}"
     return [directory / f"{stem}.md", directory / f"{stem}.json"]
 
 
-def write_reports(plan: SyncPlan, directory: Path) -> list[Path]:
-    directory.mkdir(parents=True, exist_ok=True)
+def report_files(plan: SyncPlan, directory: Path) -> list[tuple[Path, bytes]]:
+    """The Markdown and the JSON report of ``plan``, each with the path it goes to."""
     markdown, data = report_paths(plan, directory)
-    atomic_write(markdown, report_markdown(plan).encode("utf-8"))
-    atomic_write(data, (json.dumps(report_json(plan), ensure_ascii=False) + "\n").encode())
-    return [markdown, data]
+    return [
+        (markdown, report_markdown(plan).encode("utf-8")),
+        (data, (json.dumps(report_json(plan), ensure_ascii=False) + "\n").encode()),
+    ]
+
+
+def reports_left_by(journal: Journal, plan: SyncPlan, directory: Path) -> list[Path]:
+    """The reports of a sync of the same upstream to the same commit that an interrupted run
+    wrote (the journal, resumed, keeps only files still holding that run's bytes). That run
+    wrote them before any page, so they cover every page of the sync, the ones it wrote and
+    the ones left for the rerun, whose plan only knows the latter: the Markdown report first,
+    or none. When the killed
+    run had already moved the pin, the rerun's plan starts from the new commit: only the
+    target is compared."""
+    name = re.compile(
+        rf"drift-{re.escape(plan.upstream.name)}-[0-9a-f]{{7}}-{plan.target[:7]}\.(md|json)"
+    )
+    found = [
+        Path(path)
+        for path in journal.files
+        if Path(path).parent == directory.resolve() and name.fullmatch(Path(path).name)
+    ]
+    # Both or neither: one alone means the run was killed between them, before any page.
+    return sorted(found, key=lambda path: path.suffix != ".md") if len(found) == 2 else []

@@ -668,34 +668,52 @@ class WriteFailed(Exception):
         super().__init__(f"{path}: {error.strerror or error}")
 
 
-def apply_sync(
-    plan: SyncPlan,
-    manifest: Manifest,
-    notify: Notify | None = None,
-    journal: Journal | None = None,
-) -> SyncResult:
-    """Write every planned page atomically, then move the manifest's pin.
-
-    With a ``journal``, every file is recorded there (and the journal saved) before the first is
-    written, so that a rerun after a kill recognises these writes as its own. Raises
-    `WriteFailed` when a write fails."""
+def page_writes(plan: SyncPlan) -> list[tuple[PagePlan, bytes]]:
+    """The new bytes of every planned page that changes. Each of their references is given its
+    line in those bytes (`renumber`), which the drift report names."""
     writes = []
     for page_plan in plan.pages:
         data = render_plan(page_plan, plan.upstream.name, plan.target)
         if data != page_plan.page.raw:
             writes.append((page_plan, data))
             renumber(page_plan, data)
+    return writes
+
+
+def apply_sync(
+    plan: SyncPlan,
+    manifest: Manifest,
+    writes: Sequence[tuple[PagePlan, bytes]],
+    reports: Sequence[tuple[Path, bytes]] = (),
+    notify: Notify | None = None,
+    journal: Journal | None = None,
+) -> SyncResult:
+    """Write the drift ``reports``, then every page of ``writes`` (`page_writes`), each
+    atomically, then move the manifest's pin.
+
+    The reports come first, so that a run killed while writing pages has already left the
+    report of the whole sync, which the rerun that finishes it keeps. With a ``journal``, every
+    file is recorded there (and the journal saved) before the first is written, so that a rerun
+    after a kill recognises these writes as its own. Raises `WriteFailed` when a write fails."""
     new_manifest = moved_pin_bytes(manifest, plan.upstream.name, plan.target)
+    if not plan.pages and new_manifest is None:
+        reports = ()  # nothing to do, nothing to report
     written: list[str] = []
     target = manifest.path
     try:
-        if journal is not None and (writes or new_manifest is not None):
+        if journal is not None and (writes or reports or new_manifest is not None):
             target = journal.path
+            for path, data in reports:
+                journal.expect(path, data)
             for page_plan, data in writes:
                 journal.expect(page_plan.page.source, data)
             if new_manifest is not None:
                 journal.expect(manifest.path, new_manifest)
             journal.save()
+        for path, data in reports:
+            target = path
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, data)
         for number, (page_plan, data) in enumerate(writes, 1):
             target = page_plan.page.source
             atomic_write(page_plan.page.source, data)
@@ -706,4 +724,4 @@ def apply_sync(
         moved = move_pin(manifest, plan.upstream.name, plan.target)
     except OSError as error:
         raise WriteFailed(target, error, plan.upstream.name, len(written), len(writes)) from error
-    return SyncResult(plan, written, moved, [])
+    return SyncResult(plan, written, moved, [path for path, _ in reports])

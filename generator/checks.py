@@ -48,6 +48,7 @@ CHECKS: dict[str, Check] = {
         Check("anchor-missing", _E, "a #fragment names no heading or anchor of the target page"),
         Check("link-outside-docs", _W, "a relative link leaves the docs directory (not published)"),
         Check("footnote-undefined", _W, "a footnote reference has no definition on the page"),
+        Check("footnote-unused", _W, "a footnote definition has no reference on the page"),
         Check(
             "ref-needs-review",
             _W,

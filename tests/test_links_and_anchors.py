@@ -203,13 +203,76 @@ def test_a_footnote_without_its_note_is_reported_in_cold_and_cached_runs(kb):
     assert "has no definition on this page" in finding.message
 
 
+def test_a_footnote_note_nothing_refers_to_is_reported_at_its_definition(lib_kb):
+    """A draft whose sentence was rewritten keeps a note no reference leads to: the site lists
+    it with a link back to nowhere, GitHub drops it. Notes referred to from a table cell, a
+    list or a quote count as used; a definition in code or a comment is not one."""
+    lib_kb.page(
+        "page.md",
+        """\
+        # Notes
+
+        | step | note |
+        |---|---|
+        | load | fast[^t] |
+
+        - an item[^l]
+
+        > quoted[^q]
+
+        The claim was rewritten and lost its marker. The label is used in another case[^Case].
+
+        ```text
+        [^code]: in a fence
+        ```
+
+        <!-- [^comment]: in a comment -->
+
+        [^t]: table note.
+        [^l]: list note.
+        [^q]: quote note.
+        [^lost]: 这条注释没有引用。
+        [^case]: defined in lower case.
+        """,
+    )
+    report = lib_kb.verify()
+    assert [(f.line, f.column, f.check, f.text, f.suggestion) for f in report.findings] == [
+        (
+            11,
+            79,
+            "footnote-undefined",
+            "[^Case]",
+            "its note is defined as '[^case]': the site matches labels case by case, so write "
+            "both alike",
+        ),
+        (
+            22,
+            1,
+            "footnote-unused",
+            "[^lost]",
+            "add '[^lost]' where its claim is made, or remove the note",
+        ),
+    ]
+    unused = report.findings[1]
+    assert unused.severity.value == "warning"
+    assert "nothing on this page refers to it" in unused.message
+    assert [f.check for f in lib_kb.verify(cache=True).findings] == [
+        "footnote-undefined",
+        "footnote-unused",
+    ]
+    assert [f.check for f in lib_kb.verify(cache=True).findings] == [  # from the cache
+        "footnote-undefined",
+        "footnote-unused",
+    ]
+
+
 # Written for GitHub, where none of these is a link: each must stay silent in the verifier.
 NOT_LINKS = [
     "A claim.[^1] Another.[^note] A third.[^长注]\n\n[^1]: a.\n[^note]: b.\n[^长注]: c.",
-    "[^1]: See the design notes for why.",
-    "[^note]: guide/missing.md explains it (a path in a footnote's text, not a link).",
-    "[^长注]: 参见 design.md 的第二节。",
-    "[^2]:\n    An indented footnote body naming other.md.",
+    "Why?[^1]\n\n[^1]: See the design notes for why.",
+    "How?[^note]\n\n[^note]: guide/missing.md explains it (a path in a note, not a link).",
+    "为何？[^长注]\n\n[^长注]: 参见 design.md 的第二节。",
+    "Where?[^2]\n\n[^2]:\n    An indented footnote body naming other.md.",
     "- [ ] a task\n- [x] a task done\n- [X] another",
     "An option [default: none] and a range [0, 1] in prose.",
 ]

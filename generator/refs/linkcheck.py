@@ -173,13 +173,18 @@ class LinkChecker:
 
 
 def footnote_findings(layout: MarkdownLayout, page: str) -> list[Finding]:
-    """A footnote reference (``[^1]``) with no definition (``[^1]: ...``) on the page: the site
-    and GitHub show it as written, ``[^1]``, and the note it promised is nowhere. Drafts lose
-    definitions when a section is cut or pasted elsewhere. Code and HTML comments are not
-    prose: a ``[^1]`` there says nothing.
+    """Footnotes whose two halves do not meet, in the page's order:
 
-    Labels match as the site matches them, case by case; a note defined in another case (which
-    GitHub would find) is named in the suggestion."""
+    - a reference (``[^1]``) with no definition (``[^1]: ...``) on the page: the site and
+      GitHub show it as written, ``[^1]``, and the note it promised is nowhere. Drafts lose
+      definitions when a section is cut or pasted elsewhere;
+    - a definition nothing refers to: the site lists its note with a link back to a place that
+      does not exist, GitHub leaves it out. Drafts lose references when the sentence that made
+      the claim is rewritten.
+
+    Code and HTML comments are not prose: a ``[^1]`` there says nothing. Labels match as the
+    site matches them, case by case; a label used in another case (which GitHub would find) is
+    reported once, at the reference, with the definition named in the suggestion."""
     if "[^" not in layout.text:  # most pages: no need to blank their code to look further
         return []
     prose = layout.prose
@@ -187,18 +192,25 @@ def footnote_findings(layout: MarkdownLayout, page: str) -> list[Finding]:
     comment_starts = [start for start, _ in comments]
     code = _indented_code(prose, layout.body_start)
     code_starts = [start for start, _ in code]
-    defined = {
-        match.group("label") for match in _FOOTNOTE_DEFINITION.finditer(prose, layout.body_start)
-    }
+
+    def in_prose(offset: int) -> bool:
+        return not (_inside(comments, comment_starts, offset) or _inside(code, code_starts, offset))
+
+    definitions = [
+        match
+        for match in _FOOTNOTE_DEFINITION.finditer(prose, layout.body_start)
+        if in_prose(match.start())
+    ]
+    references = [
+        match for match in _FOOTNOTE.finditer(prose, layout.body_start) if in_prose(match.start())
+    ]
+    defined = {match.group("label") for match in definitions}
+    referred = {match.group("label").casefold() for match in references}
     by_case = {label.casefold(): label for label in defined}
-    findings = []
-    for match in _FOOTNOTE.finditer(prose, layout.body_start):
+    found: list[tuple[int, Finding]] = []
+    for match in references:
         label = match.group("label")
-        if (
-            label in defined
-            or _inside(comments, comment_starts, match.start())
-            or _inside(code, code_starts, match.start())
-        ):
+        if label in defined:
             continue
         other = by_case.get(label.casefold())
         suggestion = (
@@ -207,20 +219,42 @@ def footnote_findings(layout: MarkdownLayout, page: str) -> list[Finding]:
             if other is not None
             else f"add its note, '[^{label}]: ...', or remove the reference"
         )
-        line, column = layout.position(match.start())
-        findings.append(
-            Finding(
-                severity_of("footnote-undefined"),
-                "footnote-undefined",
-                page,
-                line,
-                column,
-                f"footnote [^{label}] has no definition on this page: it shows as written",
-                suggestion,
-                text=match.group(0),
+        message = f"footnote [^{label}] has no definition on this page: it shows as written"
+        found.append(
+            (
+                match.start(),
+                _footnote_finding(layout, page, match, "footnote-undefined", message, suggestion),
             )
         )
-    return findings
+    for match in definitions:
+        label = match.group("label")
+        if label.casefold() in referred:
+            continue  # referred to, or in another case (reported at the reference)
+        message = (
+            f"footnote [^{label}] is defined but nothing on this page refers to it: the site "
+            "lists its note with a link back to nowhere, and GitHub leaves it out"
+        )
+        suggestion = f"add '[^{label}]' where its claim is made, or remove the note"
+        found.append(
+            (
+                match.start(),
+                _footnote_finding(layout, page, match, "footnote-unused", message, suggestion),
+            )
+        )
+    return [finding for _, finding in sorted(found, key=lambda item: item[0])]
+
+
+def _footnote_finding(
+    layout: MarkdownLayout,
+    page: str,
+    match: re.Match[str],
+    check: str,
+    message: str,
+    suggestion: str,
+) -> Finding:
+    line, column = layout.position(match.start())
+    text = match.group(0).removesuffix(":")
+    return Finding(severity_of(check), check, page, line, column, message, suggestion, text=text)
 
 
 def _indented_code(prose: str, start: int) -> list[tuple[int, int]]:

@@ -94,6 +94,21 @@ def test_links_of_an_unchanged_page_are_checked_again(lib_kb):
     ]
 
 
+def test_a_new_link_into_a_cached_page_is_checked_against_its_headings(lib_kb):
+    """The first run caches b.md while no link asks for its anchors; the next finds them from
+    b.md's text, which it does not verify again."""
+    lib_kb.page("a.md", "# A\n\nNo links yet.\n")
+    lib_kb.page("b.md", "# B\n\n## Setup {#install}\n\n## 配置说明\n")
+    assert lib_kb.verify(cache=True).findings == []
+
+    lib_kb.page("a.md", "# A\n\n[i](b.md#install), [c](b.md#配置说明), [gone](b.md#setup)\n")
+    warm = lib_kb.verify(cache=True)
+    assert listing(warm) == fresh(lib_kb)
+    assert [(f.page, f.check, f.text) for f in warm.findings] == [
+        ("docs/a.md", "anchor-missing", "b.md#setup")
+    ]
+
+
 def test_a_new_pin_verifies_every_page_again(lib_kb):
     lib_kb.page("a.md", "# A\n\nlib/core.py:6-7 and lib/renamed.py:1\n")
     assert lib_kb.verify(cache=True).findings == []

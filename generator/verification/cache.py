@@ -77,6 +77,8 @@ class CachedPage:
     are found again in the text by whoever lists them: kept, they would be most of the cache."""
     links: list[Link]
     anchors: set[str] | None
+    """The page's anchors when the run that cached it had found them (a link into it asked),
+    else None: found from the text when a link asks."""
     findings: list[Finding]
     """What resolving the page found beyond its links: frontmatter, pins, references."""
     targets: list[CachedTarget]

@@ -416,6 +416,11 @@ class _Parsed:
         the page's size, and only a link to the page's anchors needs it again (rescanned then)."""
         self._layout = None
 
+    @property
+    def known_anchors(self) -> set[str] | None:
+        """The page's anchors if they were found already, else None."""
+        return self._anchors
+
     def anchors(self) -> set[str] | None:
         if self._anchors is None:
             layout = self.layout
@@ -703,7 +708,10 @@ class Verifier:
             finding for link in links for finding in check(link, page.rel, page.source)
         ]
         if self.cache is not None:
-            kept = (links, parsed.anchors())
+            # The anchors only when a link needed them already: finding every page's costs the
+            # first run much, and a later run finds a cached page's from its text when a link
+            # into it asks (`_Parsed.anchors`).
+            kept = (links, parsed.known_anchors)
         markdown_findings = tuple(footnote_findings(layout, page.display))
         parsed.release()
         return _Extracted(

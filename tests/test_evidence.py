@@ -489,6 +489,40 @@ def test_a_quote_whole_only_at_a_later_commit_names_it_and_offers_no_range_fix(k
     assert finding.fix == ("lib/actor.py", 15, 21)
 
 
+def test_a_quote_whole_only_at_another_commit_is_an_error_even_at_the_right_lines(
+    kb: KB,
+) -> None:
+    """A draft quotes `sleep()` as a later commit has it and cites the lines the pin has it
+    at: most of the quote is in the cited lines, but the line it quotes with `pinned=True` is
+    not the pin's code. The finding names the later commit; an edited quote that no commit
+    holds whole stays silent."""
+    repo = kb.new_upstream("lib")
+    pin = repo.commit({"lib/actor.py": ACTOR}, "Actor", date="2025-01-02T00:00:00+00:00")
+    later_actor = ACTOR.replace(
+        "self.model.offload(tag, non_blocking=True)",
+        "self.model.offload(tag, non_blocking=True, pinned=True)",
+    )
+    later = repo.commit(
+        {"lib/actor.py": later_actor}, "Pin offloaded memory", date="2025-01-03T00:00:00+00:00"
+    )
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    quote = SLEEP_QUOTE.replace("non_blocking=True)", "non_blocking=True, pinned=True)")
+    kb.page("a.md", f"The method (`lib/actor.py:15-22`):\n\n{quote}\n")
+    (finding,) = findings(kb)
+    assert finding.check == "quote-elsewhere" and finding.severity is Severity.ERROR
+    assert "is only in part in range 15-22" in finding.message
+    assert "(5 of its 6 lines)" in finding.message
+    assert f"lib@{later[:7]}" in finding.message and "1 commit after the pin" in finding.message
+    assert finding.fix is None
+    assert finding.suggestion == "kb pin suggest docs/a.md"
+
+    edited = SLEEP_QUOTE.replace("non_blocking=True)", "non_blocking=False)")
+    kb.page("a.md", f"The method (`lib/actor.py:15-22`):\n\n{edited}\n")
+    assert findings(kb) == []
+    kb.page("a.md", f"The method (`lib/actor.py:15-22`):\n\n{SLEEP_QUOTE}\n")
+    assert findings(kb) == []
+
+
 def test_a_quote_cited_at_lines_holding_none_of_it_is_an_error(actor_kb: KB) -> None:
     """An LLM draft gets one line of `sleep()` wrong (too much for the quote to be *at* its
     place, 80%) and cites the imports: the cited lines hold none of it, so the reference is

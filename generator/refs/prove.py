@@ -144,7 +144,7 @@ class Prover:
         if verdict is None:
             verdict = self._judged[key] = judge(prepared, index, ref.start, ref.end)
         if verdict.outcome == IN_RANGE:
-            return []
+            return self._in_part(ref, target, quote, prepared, verdict)
         astray = verdict.outcome == UNDECIDED
         if astray and (ref.start == ref.end or not _none_in_range(prepared, index, ref)):
             # Like the code only loosely, elsewhere: an edited quote of the cited code. But
@@ -247,6 +247,37 @@ class Prover:
             message += f"; {found}"
             suggestion = f"kb pin suggest {ref.page}"
         return [self._finding(ref, target, "quote-not-found", message, suggestion)]
+
+    def _in_part(
+        self,
+        ref: CodeRef,
+        target: _Target,
+        quote: Quote,
+        prepared: PreparedQuote,
+        verdict: QuoteVerdict,
+    ) -> list[Finding]:
+        """A quote only in part in the cited lines is most often an edited quote of them; but
+        when another commit's version of the file holds it whole, the page was written against
+        that commit, and the lines it quotes that the pin lacks are not the pin's code."""
+        if not verdict.places or not verdict.strong:
+            return []
+        place = verdict.places[0]
+        if place.matched >= prepared.required or _unchecked_reason(quote, target) is not None:
+            return []
+        found = self._in_history(prepared, target, whole=True)
+        if found is None:
+            return []
+        cited = f"{_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)}"
+        return [
+            self._finding(
+                ref,
+                target,
+                "quote-elsewhere",
+                f"{_quote_words(quote, prepared)} is only in part in {cited} "
+                f"({place.matched} of its {prepared.required} lines); whole {found}",
+                f"kb pin suggest {ref.page}",
+            )
+        ]
 
     def _quote_moved(self, ref: CodeRef, target: _Target, quote: Quote) -> list[Finding]:
         """For a file missing at the commit: the one other file holding its quote, as a fix."""

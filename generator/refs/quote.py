@@ -699,7 +699,8 @@ class QuoteVerdict:
     outcome: str
     """`IN_RANGE`, `ELSEWHERE` (see `places`), `NOWHERE` or `UNDECIDED`."""
     places: tuple[Placement, ...] = ()
-    """For `ELSEWHERE`: where the quote matches (none of them inside the cited lines)."""
+    """For `ELSEWHERE`: where the quote matches (none of them inside the cited lines). For
+    `IN_RANGE` with only some of the quote's lines in order in the cited ones: where they are."""
     strong: bool = False
     """Whether the quote is strong enough evidence to report or rewrite on."""
 
@@ -723,7 +724,8 @@ def covers(place: Placement, start: int, end: int) -> bool:
 def judge(quote: PreparedQuote, index: FileIndex, start: int, end: int) -> QuoteVerdict:
     """Where the quote stands against the cited lines ``start..end`` of the indexed file:
 
-    - `IN_RANGE` when a place holding at least `ACCEPT_RATIO` of it agrees with them;
+    - `IN_RANGE` when a place holding at least `ACCEPT_RATIO` of it agrees with them (that
+      place given when it holds only part of the quote);
     - `ELSEWHERE` when none does, and the quote matches (`MATCH_RATIO`) at other places;
     - `NOWHERE` when nothing in the file comes even to `ACCEPT_RATIO`;
     - `UNDECIDED` otherwise (only a loose likeness elsewhere: an edited quote, or code that
@@ -736,8 +738,9 @@ def judge(quote: PreparedQuote, index: FileIndex, start: int, end: int) -> Quote
         if span is not None and span[0] <= start <= span[1]:
             return QuoteVerdict(IN_RANGE, strong=is_strong(quote))
     loose = placements(quote, index, ratio=ACCEPT_RATIO)
-    if any(covers(place, start, end) for place in loose):
-        return QuoteVerdict(IN_RANGE, strong=is_strong(quote))
+    covering = next((place for place in loose if covers(place, start, end)), None)
+    if covering is not None:
+        return QuoteVerdict(IN_RANGE, (covering,), strong=is_strong(quote))
     if not loose:
         return QuoteVerdict(NOWHERE, strong=is_strong(quote))
     needed = _needed(quote.required, MATCH_RATIO)

@@ -294,3 +294,59 @@ def test_range_inside_the_named_symbols_body_is_fine(lib_kb):
     # Line 12 is inside `gamma` (lines 11-12) even though the name is not on it.
     assert checks(lib_kb, "the return in `gamma()` (lib/core.py:12)\n") == []
     assert checks(lib_kb, "the return in `delta()` (lib/core.py:12)\n") == ["symbol-not-in-range"]
+
+
+def test_a_symbol_the_file_only_imports_is_not_defined_there(kb):
+    """`utils.py::get_rank` where utils.py only imports `get_rank` and calls it: the page
+    claims a definition the file does not hold, and the suggestion names the module's."""
+    repo = kb.new_upstream("ml")
+    dist = "import os\n\n\ndef get_rank():\n    return int(os.environ.get('RANK', 0))\n\n\n"
+    dist += "def barrier():\n    pass\n"
+    pin = repo.commit(
+        {
+            "src/ml/dist.py": dist,
+            "src/ml/utils.py": (
+                "from ml.dist import get_rank\n\n\ndef log_metrics(metrics):\n"
+                "    if get_rank() == 0:\n        print(metrics)\n"
+            ),
+            "src/ml/__init__.py": "from .dist import (\n    barrier,\n    get_rank as rank,\n)\n",
+            "src/ml/patched.py": (
+                "import functools\nfrom ml.dist import get_rank\n\n"
+                "get_rank = functools.cache(get_rank)\n"
+            ),
+        },
+        "Add ml",
+        date="2025-01-02T00:00:00+00:00",
+    )
+    kb.add_upstream("ml", repo, pin, prefixes=["src/"])
+    kb.page(
+        "p.md",
+        "- `src/ml/utils.py::get_rank`\n- `src/ml/__init__.py::barrier`\n"
+        "- `src/ml/__init__.py::rank`\n- `src/ml/patched.py::get_rank`\n"
+        "- `src/ml/dist.py::get_rank` and `src/ml/utils.py::log_metrics`\n",
+        dedent=False,
+    )
+    found = [(f.check, f.line, f.message, f.suggestion) for f in kb.verify().findings]
+    assert found == [
+        (
+            "symbol-not-found",
+            1,
+            "`get_rank` is not defined in 'src/ml/utils.py' at ml@"
+            f"{pin[:7]}: the file only imports it (line 1, from `ml.dist`)",
+            "it is defined at src/ml/dist.py:4-5",
+        ),
+        (
+            "symbol-not-found",
+            2,
+            "`barrier` is not defined in 'src/ml/__init__.py' at ml@"
+            f"{pin[:7]}: the file only imports it (line 1, from `.dist`)",
+            "it is defined at src/ml/dist.py:8-9",
+        ),
+        (
+            "symbol-not-found",
+            3,
+            "`rank` is not defined in 'src/ml/__init__.py' at ml@"
+            f"{pin[:7]}: the file only imports it (line 1, from `.dist`)",
+            None,
+        ),
+    ]

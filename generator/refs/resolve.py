@@ -1083,7 +1083,8 @@ class Resolver:
     def _check_symbol_defined(
         self, result: ResolvedRef, blob: BlobText, path: str, at: str
     ) -> None:
-        """A ``path:symbol`` reference: the file defines (or at least uses) the symbol."""
+        """A ``path:symbol`` reference: the file defines (or at least uses) the symbol; a
+        Python file that only imports it does not."""
         ref = result.ref
         assert ref.symbol
         if blob.is_binary:
@@ -1107,6 +1108,48 @@ class Resolver:
             self._add(
                 result, "symbol-not-found", f"`{ref.symbol}` does not occur in '{path}' at {at}"
             )
+            return
+        imported = _imported_only(blob.lines, name) if path.endswith((".py", ".pyi")) else None
+        if imported is not None:
+            line, module = imported
+            self._add(
+                result,
+                "symbol-not-found",
+                f"`{ref.symbol}` is not defined in '{path}' at {at}: the file only imports "
+                f"it (line {line}, from `{module}`)",
+                self._defined_in_module(result, module, ref.symbol, path),
+            )
+
+    def _defined_in_module(
+        self, result: ResolvedRef, module: str, symbol: str, path: str
+    ) -> str | None:
+        """Where ``module`` (imported by the file ``path``) defines ``symbol``, as a suggestion:
+        the module's file is looked for beside the package root the import names."""
+        upstream = self.manifest.upstreams.get(result.upstream or "")
+        if upstream is None or result.commit is None:
+            return None
+        store = self.store(upstream)
+        directory = path.rsplit("/", 1)[0] if "/" in path else ""
+        if module.startswith("."):  # relative: from the file's own package up
+            dots = len(module) - len(module.lstrip("."))
+            parts = directory.split("/") if directory else []
+            base = parts[: len(parts) - (dots - 1)] if dots > 1 else parts
+            stem = "/".join([*base, *filter(None, module.lstrip(".").split("."))])
+            stems = [stem]
+        else:
+            relative = module.replace(".", "/")
+            # The import's root package sits at the repository's root or under a source folder.
+            parts = directory.split("/") if directory else []
+            stems = ["/".join([*parts[:depth], relative]) for depth in range(len(parts) + 1)]
+        for stem in stems:
+            for candidate in (f"{stem}.py", f"{stem}/__init__.py"):
+                entry = store.entry(result.commit, candidate)
+                if entry is None or entry.kind != "blob" or entry.is_symlink:
+                    continue
+                spans = symbol_definitions(store.blob(entry.sha).line_tuple, symbol)
+                if spans:
+                    return "it is defined at " + _spans_text(candidate, spans)
+        return None
 
     def _symbol_suggestion(self, ref: CodeRef, blob: BlobText, path: str) -> str | None:
         if not ref.symbol:
@@ -1224,6 +1267,48 @@ def first_use(blob: BlobText, name: str, python: bool) -> int | None:
         if identifier_columns(line, name) and blob.occurs_in_code(name, number, number):
             return number
     return None
+
+
+_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(?P<module>[.\w]+)[ \t]+import[ \t]+(?P<names>\([^)]*\)?|[^#\n]*)"
+    r"|import[ \t]+(?P<modules>[^#\n]*))",
+    re.M,
+)
+
+
+def _imported_only(lines: list[str], name: str) -> tuple[int, str] | None:
+    """Where a Python file imports ``name`` (line, module) when it binds it nowhere else: no
+    ``def``/``class`` of it and no assignment to it (a constant, an alias). None otherwise."""
+    text = "\n".join(lines)
+    for match in _IMPORT.finditer(text):
+        for alias, module in _bound_by(match):
+            if alias == name:
+                if definitions(tuple(lines), name):
+                    return None
+                assignment = re.compile(rf"^[ \t]*{re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+                if assignment.search(text):
+                    return None
+                return text.count("\n", 0, match.start()) + 1, module
+    return None
+
+
+def _bound_by(match: re.Match[str]) -> list[tuple[str, str]]:
+    """The names an import statement binds, each with the module it comes from."""
+    bound = []
+    if match.group("modules") is not None:  # import a.b, c as d
+        for part in match.group("modules").split(","):
+            words = part.split()
+            if len(words) == 3 and words[1] == "as":
+                bound.append((words[2], words[0]))
+            elif words:
+                bound.append((words[0].split(".")[0], words[0]))
+        return bound
+    module = match.group("module")  # from a import (b, c as d)
+    for part in match.group("names").strip().strip("()").split(","):
+        words = part.split()
+        if words and words[0] != "*":
+            bound.append((words[-1], module))
+    return bound
 
 
 def _owner(symbol: str) -> str | None:

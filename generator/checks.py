@@ -53,7 +53,7 @@ CHECKS: dict[str, Check] = {
             "ref-needs-review",
             _W,
             "sync held this reference at an older commit: its code "
-            "changed, was deleted or became ambiguous",
+            "changed, was deleted or became ambiguous, or it was already wrong there",
         ),
         Check(
             "held-ref-unmatched", _W, "a held_refs entry names a reference no longer on the page"

@@ -197,12 +197,17 @@ def test_sync_rewrites_exact_moves_holds_the_rest_and_moves_the_pin(synced_kb):
     # The pinned page is left alone; the manifest's pin moved, comment kept.
     assert (root / "docs" / "pinned.md").read_text("utf-8").endswith("pkg/core.py:10\n")
     assert f"pin: {target}   # keep this comment" in (root / "upstreams.yaml").read_text()
-    # Verification after the sync: only the held references are left for review.
+    # Verification after the sync: only the held references are left for review, the one
+    # already broken still checked, and reported, at the old commit.
     verified = cli(root, "verify", "docs", "--format", "json")
     findings = json.loads(verified.stdout)["findings"]
-    assert sorted(f["check"] for f in findings) == ["range-outside-file", "ref-needs-review"]
-    held = next(f for f in findings if f["check"] == "ref-needs-review")
-    assert (held["text"], held["commit"]) == ("pkg/core.py:4-6", old)
+    assert sorted((f["check"], f["text"], f["commit"]) for f in findings) == [
+        ("range-outside-file", "pkg/core.py:99", old),
+        ("ref-needs-review", "pkg/core.py:4-6", old),
+        ("ref-needs-review", "pkg/core.py:99", old),
+    ]
+    broken = next(f for f in findings if f["text"] == "pkg/core.py:99" and "sync" in f["message"])
+    assert "because it was already wrong there" in broken["message"]
     # The drift report names every class.
     report = json.loads(next((root / ".cache" / "reports").glob("*.json")).read_text())
     assert report["summary"] == {"changed": 1, "moved": 5, "was-broken": 1}
@@ -354,7 +359,9 @@ def test_a_held_reference_the_author_edited_away_is_reported(synced_kb):
     assert len(unmatched) == 1
     assert "held_refs names 'pkg/core.py:4-6'" in unmatched[0]["message"]
     assert unmatched[0]["suggestion"] == "remove the entry from held_refs"
-    assert not [f for f in findings if f["check"] == "ref-needs-review"]
+    # Only the reference that was already broken is still held.
+    held = [f["text"] for f in findings if f["check"] == "ref-needs-review"]
+    assert held == ["pkg/core.py:99"]
 
 
 def test_references_written_apart_from_their_path_follow_their_code(synced_kb):

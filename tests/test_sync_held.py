@@ -534,3 +534,52 @@ def test_a_held_reference_whose_edit_is_reverted_later_is_released_by_the_next_s
     assert "The second: `pkg/u.py:7-9`." in page, out
     assert "held_refs" not in page and f"up: {v3}" in page
     assert _findings(root) == []
+
+
+def test_a_reference_already_wrong_stays_reported_after_syncs_that_make_its_lines_pass(tmp_path):
+    """A draft names `second()` beside lines that hold `first()`, and `third()` beside lines
+    of a file that has no `third`. Once the code moves, the same line numbers hold `second`,
+    and `third` is added there: as written, both would pass at the new pin, though nobody
+    corrected them. Sync holds them where they were wrong, and a later sync never releases
+    them."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
+    third = "def third(x):\n    return x * 31\n"
+    new = repo.commit({"pkg/u.py": SECOND + "\n" + FIRST + "\n" + third}, "reorder, add third")
+    later = repo.commit({"pkg/u.py": SECOND + "\n" + FIRST + "\n" + third + "\n\n# end\n"}, "end")
+    root = _kb(
+        tmp_path,
+        repo,
+        old,
+        {
+            "u.md": "# U\n\n`second()` is at `pkg/u.py:1-3`.\n\n"
+            "`third()` is defined in `pkg/u.py:5-7`.\n\n`first()` is at `pkg/u.py:1-3`.\n"
+        },
+    )
+    before = [(f["check"], f["line"]) for f in _findings(root)]
+    assert before == [("symbol-not-in-range", 3), ("symbol-not-found", 5)]
+    _sync(root, new)
+    page = (root / "docs" / "u.md").read_text("utf-8")
+    assert "`first()` is at `pkg/u.py:5-7`" in page  # the right one followed its code
+    assert (
+        "`second()` is at `pkg/u.py:1-3`" in page
+        and "`third()` is defined in `pkg/u.py:5-7`" in page
+    )
+    assert page.count("status: was-broken") == 2
+    report = json.loads(next((root / ".cache" / "reports").glob("*.json")).read_text())
+    assert report["summary"] == {"moved": 1, "was-broken": 2}
+
+    def reported(root: Path) -> list[tuple[str, str]]:
+        return sorted((f["check"], f["text"]) for f in _findings(root))
+
+    expected = [
+        ("ref-needs-review", "pkg/u.py:1-3"),
+        ("ref-needs-review", "pkg/u.py:5-7"),
+        ("symbol-not-found", "pkg/u.py:5-7"),
+        ("symbol-not-in-range", "pkg/u.py:1-3"),
+    ]
+    assert reported(root) == expected
+    _commit(root, "synced")
+    _sync(root, later)
+    assert reported(root) == expected
+    assert (root / "docs" / "u.md").read_text("utf-8").count("status: was-broken") == 2

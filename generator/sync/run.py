@@ -30,7 +30,7 @@ from typing import Any
 
 from generator.files import atomic_write
 from generator.kb.pages import Page, load_page, render_page
-from generator.model import CodeRef, RefForm, Severity, Upstream
+from generator.model import CodeRef, Finding, RefForm, Severity, Upstream
 from generator.refs.extract import ExtractOptions, extract_headings, extract_refs, scan
 from generator.refs.resolve import PageContext, Resolver, page_context
 from generator.refs.rewrite import rewrite_apart, rewrite_ref
@@ -143,8 +143,10 @@ class PagePlan:
         return [d for d in self.drifts if d.drift.status in HELD]
 
 
-HELD = (DriftStatus.CHANGED, DriftStatus.DELETED, DriftStatus.AMBIGUOUS)
-"""The classes a sync holds at the old commit for review rather than rewrites."""
+HELD = (DriftStatus.CHANGED, DriftStatus.DELETED, DriftStatus.AMBIGUOUS, DriftStatus.WAS_BROKEN)
+"""The classes a sync holds at the old commit for review rather than rewrites. A reference
+already wrong at the old commit is held too: left as written but checked at the new pin, its
+lines might hold something there and pass, though nobody corrected it."""
 
 
 @dataclass
@@ -357,7 +359,7 @@ def _plan_page(
             continue
         if resolved.upstream != upstream.name or resolved.path is None:
             continue
-        broken = [f for f in resolved.findings if f.severity is Severity.ERROR]
+        broken = [f for f in resolved.findings if _contradicts(f)]
         if broken or resolved.commit != reanchorer.old:
             if broken:
                 drift = Drift(
@@ -414,6 +416,13 @@ def _plan_page(
     return plan
 
 
+def _contradicts(finding: Finding) -> bool:
+    """Whether a finding at the old commit says the reference was already wrong there: an
+    error, or a symbol named beside it that the file does not hold (its lines are then not
+    the code the page speaks of, and following them would carry the mistake along)."""
+    return finding.severity is Severity.ERROR or finding.check == "symbol-not-found"
+
+
 def _rewritten(ref: CodeRef, path: str, drift: Drift, reanchorer: Reanchorer) -> str | None:
     """The reference's text rewritten to where ``drift`` followed its code (``path`` at the
     reanchorer's old commit); None when the page writes the path apart from the lines."""
@@ -443,8 +452,8 @@ def _release(
     if since_held is None or ref.start is None or ref.end is None:
         return False
     held = context.held.get((ref.text, plan.page.meta["held_refs"][index].get("occurrence", 1)))
-    if held is None:
-        return False
+    if held is None or held.status == str(DriftStatus.WAS_BROKEN):
+        return False  # (a reference wrong where it was held waits for a person to correct it)
     resolved = resolver.resolve(ref, context.held_at(held))
     if resolved.path is None or any(f.severity is Severity.ERROR for f in resolved.findings):
         return False

@@ -931,8 +931,13 @@ def _held_finding(ref: CodeRef, held: HeldRef) -> Finding:
         ref.page,
         ref.line,
         ref.column,
-        f"sync left this reference at {held.upstream}@{held.commit[:7]} because its code "
-        f"{'was ' if held.status != 'ambiguous' else 'became '}{held.status}{candidate}",
+        f"sync left this reference at {held.upstream}@{held.commit[:7]} because "
+        + (
+            "it was already wrong there"
+            if held.status == "was-broken"
+            else f"its code {'was ' if held.status != 'ambiguous' else 'became '}{held.status}"
+        )
+        + candidate,
         "update the reference, then remove its entry from held_refs",
         text=ref.text,
         upstream=held.upstream,

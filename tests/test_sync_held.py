@@ -583,3 +583,29 @@ def test_a_reference_already_wrong_stays_reported_after_syncs_that_make_its_line
     _sync(root, later)
     assert reported(root) == expected
     assert (root / "docs" / "u.md").read_text("utf-8").count("status: was-broken") == 2
+
+
+def test_a_deleted_duplicate_names_the_definition_that_was_there_all_along(tmp_path):
+    """`work` was duplicated in b.py before the old pin, and the sync deletes the copy in
+    a.py: the cited lines are gone (the other copy is not where they went), and the report
+    names b.py's definition as the candidate, though no commit of the sync touched b.py.
+    Lines cited with the blank lines above a function, which the deletion takes along, follow
+    the function that stays."""
+    from generator.sync.reanchor import DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    repo = RepoBuilder.init(tmp_path / "up")
+    repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER}, "base")
+    old = repo.commit({"pkg/b.py": "import os\n\n\n" + WORK}, "duplicate work into b")
+    new = repo.commit({"pkg/a.py": FILLER}, "use b's work")
+    reanchorer = Reanchorer(GitStore(repo.path), old, new)
+    drift = reanchorer.classify("pkg/a.py", 1, 3, None)
+    assert drift.status is DriftStatus.DELETED, drift.reason
+    assert drift.candidates == [("pkg/b.py", 4, 6)]
+    assert "`work` is now defined at pkg/b.py:4-6" in drift.reason
+
+    stays = reanchorer.classify("pkg/a.py", 4, 7, None)  # two blank lines, then filler_0
+    assert stays.status is DriftStatus.MOVED, stays.reason
+    assert (stays.new_path, stays.new_start, stays.new_end) == ("pkg/a.py", 1, 2)
+    # Cited from the blank lines above filler_0 to its first line: the name is filler_0's.
+    assert "`work`" not in reanchorer.classify("pkg/a.py", 4, 6, None).reason

@@ -33,6 +33,10 @@ from generator.upstream.gitstore import BlobText, GitStore
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
 MAX_CANDIDATES = 5
+MAX_SEARCHED_FILES = 50
+"""Files of the new commit read to find where deleted code's name is defined, at most."""
+_DEFINITION_GREP = r"^[[:space:]]*(async[[:space:]]+)?(def|class)[[:space:]]+[A-Za-z_][A-Za-z0-9_]*"
+"""A Python definition's header up to its name, for ``git grep -E``."""
 """Candidates listed per reference: beyond a few, a list is no help to a person."""
 _MIN_DISTINCT_CHARS = 12
 _WORD = re.compile(r"[^\W\d]\w*")
@@ -210,6 +214,8 @@ class Reanchorer:
         self._direct: tuple[dict[str, FileChange], list[str]] | None = None
         self._changed_words: dict[str, list[tuple[str, BlobText]]] | None = None
         self._verdicts: dict[tuple[str, int | None, int | None, str | None], Drift] = {}
+        self._definers: dict[str, defaultdict[str, list[str]]] = {}
+        """File suffix -> name -> the new commit's files defining it (`_files_defining`)."""
 
     # -- reading -------------------------------------------------------------------------
 
@@ -444,7 +450,7 @@ class Reanchorer:
             # One short line is too common to find by itself: find the whole definition around
             # it instead, and take the line at the same offset inside it.
             return self._find_within_definition(where, step, paths)
-        found = self._new_in(step, self._find(block, step.commit, paths), block)
+        found = self._new_in(step, self._find(block, step.commit, paths), block, where)
         if len(found) == 1:
             found_path, first, last = found[0]
             first, last = self._with_edges(old_lines, step.commit, found_path, first, last)
@@ -461,12 +467,17 @@ class Reanchorer:
         return Drift(DriftStatus.CHANGED, path, start, end, reason="the cited lines were edited")
 
     def _new_in(
-        self, step: Step, found: list[tuple[str, int, int]], block: list[str]
+        self,
+        step: Step,
+        found: list[tuple[str, int, int]],
+        block: list[str],
+        cited: tuple[str, int, int] | None = None,
     ) -> list[tuple[str, int, int]]:
         """The places of ``found`` (at the step's commit) that the step put the code at: not
         those where its parent already had it, which the diff leaves as they were. Code that
         was there before is other code of the same text (a second function with the same
-        body), not where the cited lines went."""
+        body), not where the cited lines went; unless it was inside the ``cited`` lines (at
+        the parent): the cited code itself, which stayed while lines around it went."""
         kept = []
         parent_commit = self._parent_of(step) if found else ""
         for place in found:
@@ -475,7 +486,11 @@ class Reanchorer:
             if change is not None:
                 parent = self._index(parent_commit, change.old_path)
                 before = parent.find(block) if parent is not None else []
-                if any(change.map_range(*span) == (first, last) for span in before):
+                if any(
+                    change.map_range(*span) == (first, last)
+                    and not _within(span, change.old_path, cited)
+                    for span in before
+                ):
                     continue
             kept.append(place)
         return kept
@@ -692,7 +707,9 @@ class Reanchorer:
         there that the cited lines became, if any."""
         assert drift.old_start is not None and drift.old_end is not None
         old_blob = self._blob(self.old, drift.old_path)
-        cited = _qualified_at(old_blob.lines, drift.old_start) if old_blob else ()
+        # The code the lines cite starts at their first line that is not blank.
+        first_code = drift.old_start + len(drift.old_lines) - len(_dropwhile_blank(drift.old_lines))
+        cited = _qualified_at(old_blob.lines, first_code) if old_blob else ()
         name = symbol.replace("::", ".").rsplit(".", 1)[-1] if symbol else None
         name = name or (cited[-1] if cited else None)
         if cited and cited[-1] != name:
@@ -714,7 +731,15 @@ class Reanchorer:
             "the file was deleted" if new_path is None else "the cited lines were deleted"
         )
         if name:
-            elsewhere = self._definition_elsewhere(name, drift.old_path, cited, drift.old_lines)
+            elsewhere = self._definition_elsewhere(
+                name, drift.old_path, cited, drift.old_lines, self._files_mentioning(name)
+            ) or self._definition_elsewhere(
+                name,
+                drift.old_path,
+                cited,
+                drift.old_lines,
+                self._files_defining(name, drift.old_path),
+            )
             if elsewhere:
                 _list_candidates(drift, elsewhere)
                 where = ", ".join(f"{p}:{a}-{b}" for p, a, b in elsewhere[:3])
@@ -722,14 +747,19 @@ class Reanchorer:
         return drift
 
     def _definition_elsewhere(
-        self, name: str, cited_path: str, cited: tuple[str, ...], old_lines: list[str]
+        self,
+        name: str,
+        cited_path: str,
+        cited: tuple[str, ...],
+        old_lines: list[str],
+        files: list[tuple[str, BlobText]],
     ) -> list[tuple[str, int, int]]:
-        """Definitions of ``name`` at the new commit in the files changed since the old one,
-        in files of the cited file's language only (a ``.patch`` or ``.md`` holding ``def
-        name`` is no definition), most plausible first: the same qualified name (``Class.name``),
-        then the most similar text."""
+        """Definitions of ``name`` at the new commit in ``files``, in files of the cited file's
+        language only (a ``.patch`` or ``.md`` holding ``def name`` is no definition), most
+        plausible first: the same qualified name (``Class.name``), then the most similar
+        text."""
         scored = []
-        for path, blob in self._files_mentioning(name):
+        for path, blob in files:
             if not _same_language(path, cited_path):
                 continue
             for first, last in definitions(blob.line_tuple, name):
@@ -739,6 +769,37 @@ class Reanchorer:
                 ).ratio()
                 scored.append((qualified != cited, -similarity, path, first, last))
         return [(path, first, last) for _, _, path, first, last in sorted(scored)]
+
+    def _files_defining(self, name: str, cited_path: str) -> list[tuple[str, BlobText]]:
+        """The new commit's files of the cited file's language that define ``name``: where
+        deleted code's name is defined when none of the files changed since the old commit
+        does (a twin that was there all along, which the deleted copy duplicated). Every
+        definition header of the commit is listed once, with one ``git grep`` per language."""
+        suffix = PurePosixPath(cited_path).suffix
+        if suffix not in (".py", ".pyi"):  # (`definitions` reads Python)
+            return []
+        if suffix not in self._definers:
+            self._definers[suffix] = defaultdict(list)
+            output = self.store.git(
+                "grep", "-I", "-z", "-o", "-E", _DEFINITION_GREP, self.new, "--", f"*{suffix}"
+            )
+            for record in (output or b"").decode("utf-8", "surrogateescape").splitlines():
+                where, _, header = record.partition("\0")
+                path = where.partition(":")[2]
+                defined = header.split()[-1] if header.split() else ""
+                if path and path not in self._definers[suffix][defined]:
+                    self._definers[suffix][defined].append(path)
+        files = []
+        for path in self._definers[suffix].get(name, [])[:MAX_SEARCHED_FILES]:
+            blob = self._blob(self.new, path)
+            if blob is not None and not blob.is_binary:
+                files.append((path, blob))
+        return files
+
+
+def _within(span: tuple[int, int], path: str, cited: tuple[str, int, int] | None) -> bool:
+    """Whether the lines ``span`` of ``path`` are among the ``cited`` ones."""
+    return cited is not None and cited[0] == path and cited[1] <= span[0] and span[1] <= cited[2]
 
 
 def _enclosing_name(lines: list[str], line: int) -> str | None:

@@ -540,3 +540,19 @@ def test_a_quote_cited_at_lines_holding_none_of_it_is_an_error(actor_kb: KB) -> 
 
     actor_kb.page("a.md", f"The method (`lib/actor.py:15-22`):\n\n{wrong}\n")
     assert findings(actor_kb) == []
+
+
+def test_a_quote_and_a_symbol_that_disagree_get_no_fix(actor_kb: KB) -> None:
+    """The page names `wake_up()` but quotes `sleep()`, at lines holding neither: moving the
+    range to the quote would leave the name wrong. The finding says both, and offers no fix;
+    named as `sleep()`, the range is fixed as before."""
+    actor_kb.page("a.md", f"`wake_up()` is defined in `lib/actor.py:24-30`:\n\n{SLEEP_QUOTE}\n")
+    quote_findings = [f for f in findings(actor_kb) if f.check == "quote-elsewhere"]
+    (finding,) = quote_findings
+    assert "it is at 15-21, which does not hold `wake_up`, the symbol the page names" in (
+        finding.message
+    )
+    assert finding.fix is None
+    actor_kb.page("a.md", f"`sleep()` is defined in `lib/actor.py:24-30`:\n\n{SLEEP_QUOTE}\n")
+    (finding,) = [f for f in findings(actor_kb) if f.check == "quote-elsewhere"]
+    assert finding.fix == ("lib/actor.py", 15, 21)

@@ -46,7 +46,7 @@ from generator.refs.quote import (
     placements,
     prepare,
 )
-from generator.refs.resolve import PageContext, Resolver, first_use
+from generator.refs.resolve import PageContext, Resolver, first_use, symbol_definitions
 from generator.upstream.gitstore import BlobText, GitStore, identifier_columns
 from generator.upstream.history import History, history_for
 from generator.upstream.manifest import ConfigError
@@ -178,6 +178,21 @@ class Prover:
                             )
                         ]
                 fix = Fix(target.path, *_fixed_range(ref, place))
+                named = _named_elsewhere(ref, target.blob, place)
+                if named is not None:
+                    # The quote and the symbol the page names disagree: which one is right,
+                    # a person knows; a rewrite would only trade one error for the other.
+                    return [
+                        self._finding(
+                            ref,
+                            target,
+                            "quote-elsewhere",
+                            f"{where} is not in {cited}; it is at {_span(place)}, which does "
+                            f"not hold `{named}`, the symbol the page names",
+                            f"cite the lines of `{named}` or those of the quote, and make the "
+                            "other agree",
+                        )
+                    ]
                 return [
                     self._finding(
                         ref,
@@ -530,6 +545,18 @@ def _unchecked_reason(quote: Quote, target: _Target) -> str | None:
     if _BINARY.search(quote.text):
         return f"the quote at line {quote.line} holds control characters; it is not compared"
     return None
+
+
+def _named_elsewhere(ref: CodeRef, blob: BlobText, place: Placement) -> str | None:
+    """The symbol the page names beside the reference when the quote's place neither lies in
+    a definition of it nor uses it (in code), else None."""
+    if not ref.symbol or blob.is_binary:
+        return None
+    name = ref.symbol.replace("::", ".").rsplit(".", 1)[-1]
+    if blob.occurs_in_code(name, place.first, place.last):
+        return None
+    spans = symbol_definitions(blob.line_tuple, ref.symbol)
+    return None if any(a <= place.first and place.last <= b for a, b in spans) else name
 
 
 def _fixed_range(ref: CodeRef, place: Placement) -> tuple[int, int]:

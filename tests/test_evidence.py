@@ -450,6 +450,26 @@ def test_pin_suggest_ranks_the_commit_written_against_and_writes_it(actor_kb: KB
     assert actor_kb.cli("verify", "docs").returncode == 0
 
 
+def test_pin_suggest_prefers_the_commit_that_holds_the_quote_whole(kb: KB) -> None:
+    """An edited line later: the quote lines up loosely with both versions of `sleep()`, and
+    the newer holds the pin; the one it was copied from, whole, ranks first."""
+    repo = kb.new_upstream("lib")
+    written = repo.commit({"lib/actor.py": ACTOR}, "Actor", date="2025-01-02T00:00:00+00:00")
+    pin = repo.commit(
+        {"lib/actor.py": ACTOR.replace("non_blocking=True)", "non_blocking=False)")},
+        "Block while offloading",
+        date="2025-01-03T00:00:00+00:00",
+    )
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    kb.page("a.md", f"`sleep()` (lib/actor.py:15-22):\n\n{SLEEP_QUOTE}\n")
+    result = kb.cli("pin", "suggest", "docs", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    first, second = json.loads(result.stdout)["candidates"][:2]
+    assert (first["commit"], first["up"], first["whole"]) == (written, 1, 1)
+    assert (second["commit"], second["up"], second["whole"]) == (pin, 1, 0)
+    assert " whole " in kb.cli("pin", "suggest", "docs").stdout.splitlines()[1]
+
+
 def test_pin_suggest_says_what_is_wrong(actor_kb: KB) -> None:
     actor_kb.page("a.md", "# Nothing cited\n")
     result = actor_kb.cli("pin", "suggest", "docs")

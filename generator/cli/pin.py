@@ -63,7 +63,9 @@ def run_pin(args: argparse.Namespace) -> int:
         f"{suggestion.upstream}: {suggestion.refs} references on {len(suggestion.pages)} pages, "
         f"pinned at {suggestion.pin[:7]}"
     )
-    header = f"{'commit':9} {'date':10} {'up':>4} {'against':>7} {'unknown':>7}  subject"
+    header = (
+        f"{'commit':9} {'date':10} {'up':>4} {'against':>7} {'unknown':>7} {'whole':>5}  subject"
+    )
     print(header)
     for candidate in suggestion.candidates:
         span = (
@@ -74,7 +76,7 @@ def run_pin(args: argparse.Namespace) -> int:
         mark = "  <- the pin" if candidate is suggestion.current else ""
         print(
             f"{candidate.commit.sha[:7]:9} {_date(candidate.commit.time):10} {candidate.up:>4} "
-            f"{candidate.against:>7} {candidate.unknown:>7}  "
+            f"{candidate.against:>7} {candidate.unknown:>7} {candidate.whole:>5}  "
             f"{candidate.commit.subject[:50]}{span}{mark}"
         )
     current = suggestion.current
@@ -103,6 +105,7 @@ def _json(suggestion) -> dict:  # type: ignore[no-untyped-def]
             "up": c.up,
             "against": c.against,
             "unknown": c.unknown,
+            "whole": c.whole,
             "holds_pin": c is suggestion.current,
         }
 

@@ -9,8 +9,9 @@ walked once for the cited paths (``git log --first-parent --raw``), each distinc
 file (a blob) is read once, and each reference is weighed once per version of its file.
 
 Commits are ranked by references lining up (most first), then contradicting (fewest first),
-then nearness to the current pin. A candidate stands for a run of commits with the same score:
-from the commit that made the cited files so, up to the next commit that changes one.
+then quotes found whole (most first), then nearness to the current pin. A candidate stands for
+a run of commits with the same score: from the commit that made the cited files so, up to the
+next commit that changes one.
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ from generator.verification.pipeline import (
 log = logging.getLogger(__name__)
 
 UP, AGAINST, UNKNOWN = 1, -1, 0
+WHOLE = 2
+"""Lines up, with every line of its quote in order in the cited lines: counted as up, and
+breaking ties between commits that line up as often (an edited quote lines up loosely with
+several versions of a function, whole with the one it was copied from)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,8 @@ class Candidate:
     against: int
     unknown: int
     distance: int
+    whole: int = 0
+    """Of ``up``: quotes whose every line is in the cited lines, in order."""
     """First-parent commits from the current pin to the run (0 when it holds the pin)."""
 
 
@@ -272,15 +279,16 @@ def _rank(
             history.commit(history.shas[position]),
             history.commit(history.shas[last_position]),
             position - last_position + 1,
-            total[UP],
+            total[UP] + total[WHOLE],
             total[AGAINST],
             total[UNKNOWN],
             distance,
+            total[WHOLE],
         )
         candidates.append(candidate)
         if distance == 0 and pin_position is not None:
             current = candidate
-    candidates.sort(key=lambda c: (-c.up, c.against, c.distance))
+    candidates.sort(key=lambda c: (-c.up, c.against, -c.whole, c.distance))
     return candidates, current
 
 
@@ -318,9 +326,9 @@ class _Weigher:
             return AGAINST
         if claim.quote is not None:
             index = self._index(sha, blob, claim.path)
-            if index.holds_in_order(claim.quote, start, end) or index.holds_loosely(
-                claim.quote, start, end
-            ):
+            if index.holds_in_order(claim.quote, start, end):
+                return WHOLE
+            if index.holds_loosely(claim.quote, start, end):
                 return UP
             return AGAINST if is_strong(claim.quote) else UNKNOWN
         for name in (claim.symbol, claim.heading):

@@ -308,6 +308,20 @@ def test_usage_errors(kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "is outside the docs directory" in capsys.readouterr().err
     assert not (tmp_path / "out.md").exists()
 
+    # A file where a directory is needed: a clear usage error, not a crash.
+    index = kb / "docs" / "index.md"
+    before = index.read_bytes()
+    for option, where in (
+        ("--output-dir", "docs/index.md"),
+        ("--output-dir", "docs/index.md/sub"),
+        ("--output", "docs/index.md/x.md"),
+    ):
+        assert run(str(notes), option, where, "--force") == 2
+        err = capsys.readouterr().err
+        assert f"{option}: docs/index.md is a file, not a directory" in err, err
+        assert "nothing was written" in err
+    assert index.read_bytes() == before
+
 
 _PIECES = st.sampled_from(
     [

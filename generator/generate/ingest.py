@@ -201,6 +201,17 @@ def _outline(page: Page) -> Page:
     return replace(page, text=outline)
 
 
+def _file_in_the_way(directory: Path | None) -> Path | None:
+    """The existing file (not a directory) at ``directory`` or above it, which stops pages
+    from being written there; None when there is none."""
+    if directory is None:
+        return None
+    for path in (directory, *directory.parents):
+        if path.exists():
+            return None if path.is_dir() else path
+    return None
+
+
 class Ingester:
     """Ingests files into the knowledge base of ``manifest``, whose pages live in ``docs_root``."""
 
@@ -211,6 +222,16 @@ class Ingester:
         for name, value in (("--pin", options.pin), ("--base", options.base)):
             if value is not None and not _SHA.fullmatch(value):
                 raise IngestError(f"{name} must be a full 40-character commit SHA, not '{value}'")
+        for name, directory in (
+            ("--output-dir", options.output_dir),
+            ("--output", options.output.parent if options.output is not None else None),
+        ):
+            in_the_way = _file_in_the_way(directory)
+            if in_the_way is not None:
+                raise IngestError(
+                    f"{name}: {_display(in_the_way)} is a file, not a directory; name a "
+                    "directory (nothing was written)"
+                )
         self.manifest = manifest
         self.docs_root = docs_root.resolve()
         self.options = options

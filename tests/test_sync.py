@@ -692,3 +692,33 @@ def test_sync_whose_reader_goes_away_stops_quietly_with_141(synced_kb):
     assert "error" not in errors and "Broken pipe" not in errors
     assert snapshot(root) == before
     assert not (root / ".cache" / "sync-journal.json").exists()
+
+
+def test_sync_refuses_pages_it_cannot_read_and_writes_nothing(synced_kb):
+    """A page whose frontmatter is not YAML, or that is not UTF-8, has references sync cannot
+    find: moving the pin past them would get their old line numbers checked at the new pin
+    once someone mends the page."""
+    root, _, target = synced_kb
+    (root / "docs" / "bad.md").write_text(
+        "---\ntitle: [unclosed\n---\n# Bad\n\n`pkg/core.py:10` loads.\n", "utf-8"
+    )
+    (root / "docs" / "gbk.md").write_bytes("# 中文\n\npkg/core.py:10 加载。\n".encode("gbk"))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "unreadable pages")
+    before = snapshot(root)
+    result = cli(root, "sync", "up", "--no-fetch", "--to", target)
+    assert result.returncode == 2, result.stdout
+    assert "2 pages cannot be read, so sync cannot re-anchor their references" in result.stderr
+    assert "docs/bad.md:3: frontmatter is not valid YAML" in result.stderr
+    assert "docs/gbk.md:1: page is not valid UTF-8" in result.stderr
+    assert "nothing was written" in result.stderr and "Traceback" not in result.stderr
+    assert snapshot(root) == before
+    assert not (root / ".cache" / "reports").exists()
+    dry = cli(root, "sync", "up", "--no-fetch", "--to", target, "--dry-run")
+    assert dry.returncode == 0
+    assert "docs/gbk.md:1: page is not valid UTF-8" in dry.stdout and "would refuse" in dry.stdout
+
+    (root / "docs" / "bad.md").unlink()
+    (root / "docs" / "gbk.md").unlink()
+    git(root, "commit", "-q", "-am", "drop them")
+    assert cli(root, "sync", "up", "--no-fetch", "--to", target).returncode == 0

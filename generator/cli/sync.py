@@ -139,6 +139,18 @@ def _sync_all(args, manifest, names, journal, progress) -> None:  # type: ignore
                 notify=progress.show,
             )
             progress.done()
+            if plan.unreadable and not args.dry_run:
+                # Left as they are, their line numbers would be checked at the new pin once
+                # someone mends them, and could pass there while pointing at other code.
+                raise ConfigError(
+                    f"{len(plan.unreadable)} page{'s' if len(plan.unreadable) != 1 else ''} "
+                    "cannot be read, so sync cannot re-anchor their references (nothing was "
+                    "written):\n  "
+                    + "\n  ".join(plan.unreadable[:10])
+                    + ("\n  ..." if len(plan.unreadable) > 10 else ""),
+                    hint="fix them (kb verify says what is wrong) or move them out of the docs, "
+                    "then run the same sync again",
+                )
             _print_sync_summary(plan, args.dry_run)
             if args.dry_run:
                 for drift in plan.drifts:
@@ -165,6 +177,8 @@ def _sync_all(args, manifest, names, journal, progress) -> None:  # type: ignore
                         f"  {ref.page}:{ref.line}:{ref.column}: {ref.text}: not resolved "
                         f"({ref.reason})"
                     )
+                for unreadable in plan.unreadable:
+                    print(f"  {unreadable}: cannot be read; sync would refuse to run")
                 continue
             writes = run.page_writes(plan)
             left = report.reports_left_by(journal, plan, args.report_dir) if journal else []

@@ -159,6 +159,9 @@ class SyncPlan:
     already_done: list[str] = field(default_factory=list)
     unresolved: list[Unresolved] = field(default_factory=list)
     """References of the pages to move that resolved to no single file at the old commit."""
+    unreadable: list[str] = field(default_factory=list)
+    """Pages that could not be read (not UTF-8, frontmatter that is not YAML), each with why:
+    their references cannot be found, let alone re-anchored."""
 
     @property
     def drifts(self) -> list[RefDrift]:
@@ -249,7 +252,14 @@ def plan_sync(
             if notify and (number % 25 == 0 or number == len(files)):
                 notify(f"{upstream.name}: planning pages {number}/{len(files)}")
             page = load_page(file.source, file.display, file.rel, root)
-            if page.text is None or any(p.check == "frontmatter-invalid" for p in page.problems):
+            unread = [p for p in page.problems if p.check == "frontmatter-invalid"]
+            if page.text is None or unread:
+                problem = (unread or page.problems or [None])[0]
+                plan.unreadable.append(
+                    f"{page.display}:{problem.line}: {problem.message}"
+                    if problem is not None
+                    else f"{page.display}: not text"
+                )
                 continue
             context = page_context(page.display, page.meta, manifest)
             own_pin = _has_own_pin(page.meta, upstream.name)

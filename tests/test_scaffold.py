@@ -122,3 +122,49 @@ def test_a_new_page_has_every_section_its_kind_requires_in_order(root, kind):
     assert status is not None
     assert [state.section.name for state in status.missing] == []
     assert status.out_of_order == []
+
+
+def test_a_page_titled_in_chinese_is_named_and_marked_in_chinese(tmp_path):
+    """`kb new page --title 训练流程` wrote `docs/analysis/.md` (a dotfile the site never
+    publishes) with `lang: en`, and the next Chinese title collided with it."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+
+    def kb(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "generator", *args]
+        return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+
+    assert kb("init", "kb", cwd=tmp_path).returncode == 0
+    root = tmp_path / "kb"
+    for title in ("训练流程", "数据"):
+        result = kb(
+            "new", "page", "--kind", "source-analysis", "--spec", "001", "--title", title, cwd=root
+        )
+        assert result.returncode == 0, result.stderr
+        page = read_page(root / "docs" / "analysis" / f"{title}.zh.md")
+        assert page.meta["lang"] == "zh" and page.meta["title"] == title
+    english = kb(
+        "new",
+        "page",
+        "--kind",
+        "source-analysis",
+        "--spec",
+        "001",
+        "--title",
+        "Data Packing",
+        cwd=root,
+    )
+    assert english.returncode == 0
+    assert read_page(root / "docs/analysis/data-packing.md").meta["lang"] == "en"
+    assert not [p for p in (root / "docs").rglob(".*.md")]
+
+    nameless = kb(
+        "new", "page", "--kind", "source-analysis", "--spec", "001", "--title", "???", cwd=root
+    )
+    assert nameless.returncode == 2
+    assert "has no letters or digits to name the page's file" in nameless.stderr
+    spec = kb("new", "spec", "名字", cwd=root)
+    assert spec.returncode == 2 and "has no ASCII letters or digits" in spec.stderr

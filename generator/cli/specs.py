@@ -80,7 +80,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     page.add_argument("--level", help="beginner|intermediate|advanced|expert")
     page.add_argument("--paths", default="", help="comma-separated learning paths")
     page.add_argument("--depends-on", action="append", default=[], metavar="PAGE")
-    page.add_argument("--lang", default="en")
+    page.add_argument(
+        "--lang",
+        help="the page's language, e.g. en or zh (default: the title's: zh when it is "
+        "mostly Chinese)",
+    )
     page.add_argument("--upstream")
     page.add_argument("--status", default="draft")
     page.add_argument("--tags", default="")
@@ -177,6 +181,7 @@ def run_specs(args: argparse.Namespace) -> int:
 
 
 def run_new(args: argparse.Namespace) -> int:
+    from generator.generate.pr import detect_language
     from generator.kb.scaffold import new_page, new_spec
 
     root = _root(args)
@@ -203,7 +208,7 @@ def run_new(args: argparse.Namespace) -> int:
             level=args.level,
             paths=split(args.paths),
             depends_on=args.depends_on,
-            lang=args.lang,
+            lang=args.lang or detect_language(args.title),
             upstream=args.upstream,
             status=args.status,
             tags=split(args.tags),

@@ -84,6 +84,13 @@ priority: {priority}
 
 
 def kebab(text: str) -> str:
+    """``Data Packing`` -> ``data-packing``; letters and digits of every script are kept
+    (``训练 流程`` -> ``训练-流程``), as file names and URLs may hold them."""
+    return re.sub(r"[\W_]+", "-", text.lower()).strip("-")
+
+
+def ascii_kebab(text: str) -> str:
+    """``kebab`` in ASCII letters and digits only: for spec folders."""
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
@@ -123,9 +130,12 @@ def new_spec(
     parent: str | None = None,
     today: dt.date | None = None,
 ) -> Created:
-    slug = kebab(name)
+    slug = ascii_kebab(name)
     if not slug:
-        raise ConfigError(f"spec name {name!r} has no letters or digits", hint="e.g. 'memory'")
+        raise ConfigError(
+            f"spec name {name!r} has no ASCII letters or digits, which spec folders are named with",
+            hint="e.g. 'memory' (the spec's title, --title, may be in any language)",
+        )
     if re.match(r"^\d+-", slug):
         raise ConfigError(
             f"spec name {name!r} starts with a number", hint="give the name only; numbering is ours"
@@ -234,6 +244,11 @@ def new_page(
     if found is None:
         raise ConfigError(f"no spec {spec!r}", hint="create it first: kb new spec NAME")
     if path is None:
+        if not kebab(title):
+            raise ConfigError(
+                f"title {title!r} has no letters or digits to name the page's file",
+                hint="give its path: kb new page PATH --title ...",
+            )
         suffix = "" if lang == "en" else f".{lang}"
         folder = PAGE_KINDS[kind]
         path = f"{folder}/{kebab(title)}{suffix}.md" if folder else f"{kebab(title)}{suffix}.md"

@@ -470,6 +470,28 @@ def test_what_is_not_a_page_in_a_directory_is_named_not_skipped(
     assert "a symbolic link that loops" in capsys.readouterr().err
 
 
+def test_a_link_out_of_the_imported_folder_is_not_published(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`notes/secrets.md -> ~/.ssh/config`: ingesting the folder would publish a file nobody
+    asked to import. A link within the folder is a page of it."""
+    notes = tmp_path / "notes"
+    (notes / "sub").mkdir(parents=True)
+    private = tmp_path / "private.txt"
+    private.write_text("# Private\n\ntoken = 12345\n", "utf-8")
+    (notes / "a.md").write_text("# A\n\nSee minitrain/config.py:40.\n", "utf-8")
+    (notes / "secrets.md").symlink_to(private)
+    (notes / "sub" / "again.md").symlink_to(notes / "a.md")
+    assert run(str(notes), "--spec", "001-minitrain-knowledge-base") == 2
+    captured = capsys.readouterr()
+    assert f"secrets.md: a symbolic link to {private.resolve()}, outside {notes}" in captured.err
+    assert "ingested 2 pages: " in captured.out and "; 1 file not ingested" in captured.out
+    analysis = kb / "docs" / "analysis"
+    assert not (analysis / "secrets.md").exists()
+    assert (analysis / "sub" / "again.md").exists()
+    assert not any("12345" in p.read_text("utf-8") for p in (kb / "docs").rglob("*.md"))
+
+
 def test_sections_out_of_the_seeds_order_and_pages_without_code_are_reported(
     kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

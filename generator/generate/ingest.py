@@ -481,6 +481,16 @@ class Ingester:
                 f"{source}: its links cannot be followed ({error.strerror}); nothing was "
                 "written for it"
             ) from None
+        if folder is not None:
+            # Found in a directory: a link out of it would publish what nobody asked to import
+            # (`notes/x.md -> /etc/passwd`), as the verifier's page-outside-docs says of pages.
+            walked = source.parents[len(folder.parts)]
+            if walked.resolve() not in resolved.parents and resolved.exists():
+                raise IngestError(
+                    f"{source}: a symbolic link to {resolved}, outside {walked}; not ingested, "
+                    "as it would be published (copy the page into the folder if it belongs "
+                    "there)"
+                )
         if options.output is not None:
             destination = options.output.resolve()
         elif self.docs_root in resolved.parents and options.output_dir is None:

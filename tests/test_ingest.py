@@ -470,6 +470,28 @@ def test_what_is_not_a_page_in_a_directory_is_named_not_skipped(
     assert "a symbolic link that loops" in capsys.readouterr().err
 
 
+def test_a_reference_in_a_heading_keeps_the_heading_and_the_links_to_it(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Making `packing.py:98-104` canonical inside a heading would change the heading's
+    anchor and break the links to it; the same reference in prose is rewritten."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text(
+        "# A\n\n## How packing.py:98-104 works\n\n"
+        "See [the loop](#how-packingpy98-104-works) and packing.py:98-104.\n",
+        "utf-8",
+    )
+    assert run(str(notes / "a.md"), "--spec", "001-minitrain-knowledge-base") in (0, 1)
+    captured = capsys.readouterr()
+    assert "anchor-missing" not in captured.out + captured.err
+    page = read_page(kb / "docs" / "analysis" / "a.md").body
+    assert "## How packing.py:98-104 works" in page
+    assert "See [the loop](#how-packingpy98-104-works) and minitrain/data/packing.py:98-104." in (
+        page
+    )
+
+
 def test_a_link_out_of_the_imported_folder_is_not_published(
     kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -813,6 +813,10 @@ def _rewrite_refs(
             continue
         line_start = starts[ref.line - 1]
         offset = line_start + ref.column - 1
+        if not ref.in_code_block and text[line_start:offset].lstrip(" ").startswith("#"):
+            # In a heading, the text is the heading's anchor, which links here and on other
+            # pages use: a reference there stays as written (the verifier still checks it).
+            continue
         if ref.form is RefForm.ABSOLUTE:
             edit = _absolute_edit(resolved, text[line_start:offset], prefixes)
             if isinstance(edit, str):

@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from generator.sync.reanchor import DriftStatus, Reanchorer
 from generator.upstream.gitbuild import RepoBuilder, run_git
@@ -722,3 +724,27 @@ def test_sync_refuses_pages_it_cannot_read_and_writes_nothing(synced_kb):
     (root / "docs" / "gbk.md").unlink()
     git(root, "commit", "-q", "-am", "drop them")
     assert cli(root, "sync", "up", "--no-fetch", "--to", target).returncode == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_edits_and_shifted_offsets_agree_with_applying_edits_one_by_one(data):
+    """The page text sync writes, and where each reference lands in it, for edits that do
+    not overlap (insertions included), as applying them one by one from the end gives."""
+    from generator.sync.run import _edited, _Shift
+
+    text = data.draw(st.text(alphabet="ab\n中", max_size=40))
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=12)))
+    edits = []
+    for start, end in zip(cuts[::2], cuts[1::2], strict=False):
+        edits.append((start, end, data.draw(st.text(alphabet="xy\n", max_size=5))))
+    expected = text
+    for start, end, new in sorted(edits, reverse=True):
+        expected = expected[:start] + new + expected[end:]
+    assert _edited(text, edits) == expected
+    shifted = _Shift(edits)
+    for offset in range(len(text) + 1):
+        if any(start < offset < end for start, end, _ in edits):
+            continue  # inside an edit: no reference starts there
+        naive = offset + sum(len(new) - (end - start) for start, end, new in edits if end <= offset)
+        assert shifted(offset) == naive

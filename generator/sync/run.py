@@ -19,6 +19,8 @@ skipped, so no page is re-anchored twice. Running again right after a complete r
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import logging
 import re
 import subprocess
@@ -533,18 +535,35 @@ class _Bindings:
 
     def occurrence(self, text: str, offset: int) -> int:
         """The occurrence of the reference ``text`` found at ``offset`` of the final text."""
-        return 1 + sum(1 for other in self._offsets.get(text, ()) if other < offset)
+        # (The offsets of one text are in document order: a page citing one line thousands
+        # of times is counted by bisection.)
+        return 1 + bisect.bisect_left(self._offsets.get(text, []), offset)
 
 
-def _shifted(offset: int, edits: list[tuple[int, int, str]]) -> int:
-    """Where ``offset`` (outside every edit) is once ``edits`` are applied."""
-    return offset + sum(len(new) - (end - start) for start, end, new in edits if end <= offset)
+class _Shift:
+    """Where an offset of a text (outside every edit) is once ``edits`` are applied; by
+    bisection, as a page may hold tens of thousands of references."""
+
+    def __init__(self, edits: list[tuple[int, int, str]]) -> None:
+        ordered = sorted(edits, key=lambda edit: edit[1])
+        self._ends = [end for _, end, _ in ordered]
+        self._shifts = list(
+            itertools.accumulate(len(new) - (end - start) for start, end, new in ordered)
+        )
+
+    def __call__(self, offset: int) -> int:
+        done = bisect.bisect_right(self._ends, offset)  # the edits that end at or before it
+        return offset + (self._shifts[done - 1] if done else 0)
 
 
 def _edited(text: str, edits: list[tuple[int, int, str]]) -> str:
-    for start, end, replacement in sorted(edits, reverse=True):
-        text = text[:start] + replacement + text[end:]
-    return text
+    pieces = []
+    cursor = 0
+    for start, end, replacement in sorted(edits):
+        pieces += (text[cursor:start], replacement)
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
 
 
 _CLOSING_HASHES = re.compile(r"(?:[ \t]+#+)?[ \t]*$")
@@ -604,12 +623,15 @@ def renumber(plan: PagePlan, data: bytes) -> None:
     if not text.endswith(body):
         return  # not the page's body as written here: keep the lines read
     start = len(text) - len(body)
+    shifted = _Shift(edits)
+    newlines = [match.start() for match in re.finditer("\n", text)]
     for drift in [*plan.drifts, *plan.unresolved]:
-        offset = start + _shifted(drift.offset, edits) - page.body_start
-        line_start = text.rfind("\n", 0, offset) + 1
+        offset = start + shifted(drift.offset) - page.body_start
+        line = bisect.bisect_left(newlines, offset)  # the newlines before it
+        line_start = newlines[line - 1] + 1 if line else 0
         if drift.line_before is None:
             drift.line_before = drift.line
-        drift.line = text.count("\n", 0, offset) + 1
+        drift.line = line + 1
         drift.column = offset - line_start + 1
 
 
@@ -619,6 +641,7 @@ def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
     assert page.text is not None
     edits = _final_edits(plan)
     text = _edited(page.text, edits)
+    shifted = _Shift(edits)
     meta = dict(page.meta)
     holds = plan.held or plan.kept_held or plan.released
     bindings = _Bindings(page, text, plan.options) if holds else None
@@ -635,7 +658,7 @@ def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
         entries = list(meta.get("held_refs") or [])
         for index, offset in plan.kept_held.items():
             entry = dict(entries[index])
-            entry["occurrence"] = bindings.occurrence(str(entry["ref"]), _shifted(offset, edits))
+            entry["occurrence"] = bindings.occurrence(str(entry["ref"]), shifted(offset))
             if index in plan.carried:
                 carried = plan.carried[index]
                 if carried is None:
@@ -649,7 +672,7 @@ def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
                 "upstream": upstream,
                 "commit": plan.old,
                 "ref": drift.text,
-                "occurrence": bindings.occurrence(drift.text, _shifted(drift.offset, edits)),
+                "occurrence": bindings.occurrence(drift.text, shifted(drift.offset)),
                 "status": str(drift.drift.status),
             }
             if drift.drift.candidates:

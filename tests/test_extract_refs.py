@@ -371,10 +371,33 @@ def test_refs_in_box_diagrams_in_plain_fences():
         "Set `world_size: 8` and `rank: 0` in config.",
         "Call `foo:bar()` on the object.",
         "torch 2.3.1:cu121 is the wheel we use",
+        "A batch of a.py:10_000 tokens is no line, nor cfg.yaml:4_096_max.",
     ],
 )
 def test_new_forms_leave_non_references_alone(text):
     assert refs_of(text + "\n") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("It is _x/a.py:12_ there.", [("x/a.py", 12, 12)]),
+        ("It is __x/a.py:12-14__ there.", [("x/a.py", 12, 14)]),
+        ("Gone: ~~x/a.py:98~~ now.", [("x/a.py", 98, 98)]),
+        (
+            "Private: _x/_priv.py:3 and x/__init__.py:4.",
+            [("_x/_priv.py", 3, 3), ("x/__init__.py", 4, 4)],
+        ),
+        ("See x/a.py:7-10,50-60 then more.", [("x/a.py", 7, 10), ("x/a.py", 50, 60)]),
+        ("See x/a.py:7-10, 50-60 then more.", [("x/a.py", 7, 10), ("x/a.py", 50, 60)]),
+        ("See x/a.py:7-10, 20 files more.", [("x/a.py", 7, 10)]),
+    ],
+)
+def test_emphasis_around_a_reference_and_a_range_listed_after_it(text, expected):
+    """GitHub renders `_x_` and `~~x~~` as emphasis and strikethrough: the markers are not
+    part of the path. A range after a comma is lines whatever follows; a lone number
+    followed by a word is not."""
+    assert [(r.path, r.start, r.end) for r in refs_of(text + "\n")] == expected
 
 
 _ALPHABET = st.sampled_from(

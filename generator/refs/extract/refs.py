@@ -136,7 +136,8 @@ _RANGE_AT = re.compile(
     r"""
     [:：\#](?:(?<=\#)L(?P<hstart>\d+)|(?<!\#)L?(?P<start>\d+))(?:C\d+)?
     (?:[-–—~]L?(?P<end>\d+)(?:C\d+)?)?
-    (?![A-Za-z0-9_]|\.\d|[:：]\d|[-–—~]\d)  # end of the token; not a position like 10:5
+    (?![A-Za-z0-9]|_+[A-Za-z0-9]|\.\d|[:：]\d|[-–—~]\d)  # end of the token; not 10:5
+    # (`_a.py:12_` is emphasis: an underscore may end it, not one that goes on to a word)
     """,
     re.VERBOSE,
 )
@@ -266,6 +267,7 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
         begin = position - (backwards.end() - backwards.start())
         if begin > 0 and body[begin - 1] in _TOKEN_BEFORE:
             continue
+        begin += _emphasis_before(body, begin, match.end())
         path = body[begin:position]
         form = path_form(path)
         if form is None:
@@ -328,6 +330,21 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
         records = [record for record in records if record[0] not in quoted]
     records.sort(key=_position)
     return records
+
+
+def _emphasis_before(body: str, begin: int, end: int) -> int:
+    """How many characters at ``begin`` open emphasis around the reference ending at ``end``
+    rather than belong to its path: ``~~`` (strikethrough, which no path starts with), or as
+    many ``_`` as close it after its lines (``_a.py:12_``, ``__a.py:12__``)."""
+    if body.startswith("~~", begin):
+        return 2
+    closing = 0
+    while body.startswith("_", end + closing):
+        closing += 1
+    opening = 0
+    while opening < closing and body.startswith("_", begin + opening):
+        opening += 1
+    return opening if opening == closing else 0
 
 
 QUOTED_START, QUOTED_END = "[kb:quoted]: #", "[kb:quoted-end]: #"
@@ -632,12 +649,16 @@ def _listed(
     """The other lines of ``x.py:360, 574`` (or ``x.py:10-20、30-40``): a reference each, its
     text the lines as written, its path the first one's."""
     found: list[tuple[int, int, int, int]] = []
+    ranged = False
     while (match := _LISTED.match(body, position)) is not None:
         start = int(match["start"])
         end = int(match["end"]) if match["end"] else start
         found.append((match.start("start"), match.end(), start, end))
         position = match.end()
-    if not found or _LIST_END.match(body, position) is None:
+        ranged = match["end"] is not None
+    # A list ending in a range (`x.py:7-10, 50-60 then`) is lines whatever words follow; a
+    # single number needs an end that is no word (`x.py:10, 20 files` counts files).
+    if not found or (_LIST_END.match(body, position) is None and not ranged):
         return []
     if body[position : position + 1].isdigit():
         return []

@@ -148,3 +148,39 @@ def test_remove_drops_the_entry_keeps_the_rest_and_leaves_the_clone(fresh, demo_
     assert "# data-parallel helpers\n  tinydist:" in text
     assert list(load_manifest(manifest).upstreams) == ["tinydist"]
     assert (fresh / ".cache" / "upstreams" / "minitrain").is_dir()
+
+
+def test_a_repository_without_main_is_tracked_at_the_branch_its_head_names(fresh, tmp_path):
+    """Many repositories still call their branch `master`: with no --branch, add tracks the
+    branch the repository's HEAD names, and says so. A --branch it lacks lists its branches;
+    a directory that is no repository is called that."""
+    source = tmp_path / "tiny"
+    source.mkdir()
+    for args in (
+        ("init", "-q", "-b", "master"),
+        ("-c", "user.email=a@b", "-c", "user.name=A", "commit", "-q", "--allow-empty", "-m", "one"),
+    ):
+        subprocess.run(["git", "-C", str(source), *args], check=True)
+    head = subprocess.run(
+        ["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    result = kb(fresh, "upstreams", "add", "tiny", str(source), "--prefix", "tiny/")
+    assert result.returncode == 0, result.stderr
+    assert f"tiny: cloned, pinned at {head[:12]} (the head of master)" in result.stdout
+    assert "it tracks master, the branch its HEAD names" in result.stdout
+    upstream = load_manifest(fresh / "upstreams.yaml").upstreams["tiny"]
+    assert (upstream.branch, upstream.pin) == ("master", head)
+
+    before = (fresh / "upstreams.yaml").read_bytes()
+    wrong = kb(fresh, "upstreams", "add", "other", str(source), "--branch", "dev")
+    assert wrong.returncode == 2
+    assert "error: upstreams.yaml: upstreams.other.branch: branch 'dev' does not exist" in (
+        wrong.stderr
+    )
+    assert "hint: its branches: master; pass --branch to declare 'other'" in wrong.stderr
+    plain = tmp_path / "notes"
+    plain.mkdir()
+    not_git = kb(fresh, "upstreams", "add", "notes", str(plain))
+    assert not_git.returncode == 2
+    assert f"{plain} is a directory but not a git repository" in not_git.stderr
+    assert (fresh / "upstreams.yaml").read_bytes() == before

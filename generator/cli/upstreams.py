@@ -146,7 +146,7 @@ def _add(args: argparse.Namespace) -> int:
     finally:
         progress.done()
     how = {
-        "head": f"the head of {args.branch or 'main'}",
+        "head": f"the head of {added.branch}",
         "given": "the commit given",
         "chosen": f"the commit the pages under {args.pin_from} line up with best",
     }[added.pinned_by]
@@ -154,6 +154,8 @@ def _add(args: argparse.Namespace) -> int:
         f"{added.name}: {added.fetched.action}, pinned at {added.pin[:12]} ({how}); declared in "
         f"{manifest_path.name}"
     )
+    if args.branch is None and added.branch != "main":
+        print(f"  it has no branch main: it tracks {added.branch}, the branch its HEAD names")
     if added.pinned_by == "head" and args.pin_from is not None:
         print("  the pages cite nothing the history could weigh; the head is pinned")
     return EXIT_OK

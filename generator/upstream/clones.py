@@ -133,6 +133,10 @@ def fetch_upstream(
     except git.GitCommandError as error:
         said = " ".join(line.strip() for line in progress.error_lines)
         detail = (said or error.stderr or str(error)).strip().replace("\n", " ")
+        local = Path(source).expanduser() if "://" not in source else None
+        if local is not None and local.is_dir() and "does not exist" in detail:
+            # git's own words say the directory is not there, which confuses more than helps.
+            detail = f"{local} is a directory but not a git repository (no .git in it)"
         raise ConfigError(
             f"could not {'fetch' if clone_dir.exists() else 'clone'} {source}: {detail}",
             file=manifest.display_path(),
@@ -142,11 +146,21 @@ def fetch_upstream(
     try:
         head = repo.commit(f"origin/{upstream.branch}").hexsha
     except (git.BadName, ValueError):
+        branches = sorted(
+            ref.remote_head for ref in repo.remotes.origin.refs if ref.remote_head != "HEAD"
+        )
+        repo.close()
         raise ConfigError(
             f"branch '{upstream.branch}' does not exist in {source}",
             file=manifest.display_path(),
             line=manifest.lines.get(f"upstreams.{upstream.name}.branch"),
             key=f"upstreams.{upstream.name}.branch",
+            hint=(
+                f"its branches: {', '.join(branches[:10])}{' ...' if len(branches) > 10 else ''}"
+                f"; set `branch:` of '{upstream.name}' in the manifest to the one to track"
+                if branches
+                else "it has no branch yet"
+            ),
         ) from None
     has_pin = _has_commit(repo, upstream.pin)
     if not has_pin:
@@ -237,6 +251,31 @@ def _shown(path: Path) -> str:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
+
+
+def remote_default_branch(clone_dir: Path | None) -> str | None:
+    """The branch the clone's origin names as its HEAD (what ``git clone`` checks out), or its
+    only branch; None when neither tells."""
+    if clone_dir is None or not clone_dir.is_dir():
+        return None
+    try:
+        repo = git.Repo(clone_dir)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None
+    try:
+        heads = [ref for ref in repo.remotes.origin.refs if ref.remote_head != "HEAD"]
+        try:
+            named = repo.git.symbolic_ref("refs/remotes/origin/HEAD").removeprefix(
+                "refs/remotes/origin/"
+            )
+        except git.GitCommandError:
+            named = None
+        names = [ref.remote_head for ref in heads]
+        if named in names:
+            return named
+        return names[0] if len(names) == 1 else None
+    finally:
+        repo.close()
 
 
 def _has_commit(repo: git.Repo, sha: str) -> bool:

@@ -17,7 +17,7 @@ import io
 import os
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,12 @@ import git
 
 from generator.files import atomic_write
 from generator.model import Upstream
-from generator.upstream.clones import FetchResult, Notify, fetch_upstream
+from generator.upstream.clones import (
+    FetchResult,
+    Notify,
+    fetch_upstream,
+    remote_default_branch,
+)
 from generator.upstream.manifest import ConfigError, load_manifest
 
 PLACEHOLDER_PIN = "0" * 40
@@ -54,6 +59,8 @@ class Added:
     fetched: FetchResult
     pinned_by: str
     """``head``, ``given`` or ``chosen`` (by the caller's ``choose_pin``)."""
+    branch: str = "main"
+    """The branch it tracks: the one given, else ``main``, else the one its HEAD names."""
 
 
 PinChooser = Callable[[Path], str | None]
@@ -90,7 +97,23 @@ def add_upstream(
     assert declared.clone_dir is not None
     cloning = not declared.clone_dir.exists()
     try:
-        fetched = fetch_upstream(candidate.manifest, declared, notify)
+        try:
+            fetched = fetch_upstream(candidate.manifest, declared, notify)
+        except ConfigError as error:
+            # No --branch, and the repository has no `main`: track the branch its HEAD names
+            # (`master`, `dev`), as `git clone` would check out.
+            branch = None
+            if new.branch is None and error.key == f"upstreams.{new.name}.branch":
+                branch = remote_default_branch(declared.clone_dir)
+            if branch is None:
+                raise _as_given(error) from None
+            new = replace(new, branch=branch)
+            upstreams[new.name] = _entry(new, PLACEHOLDER_PIN)
+            with _Candidate(manifest.path, _dump(document)) as candidate:
+                declared = candidate.manifest.upstreams[new.name]
+            fetched = fetch_upstream(candidate.manifest, declared, notify)
+            if cloning:
+                fetched = replace(fetched, action="cloned")
         pin, pinned_by = fetched.head, "head"
         if new.pin is not None:
             pin, pinned_by = _commit_of(declared, new.pin), "given"
@@ -109,7 +132,18 @@ def add_upstream(
         if cloning:  # made by this run, for nothing
             shutil.rmtree(declared.clone_dir, ignore_errors=True)
         raise
-    return Added(new.name, pin, fetched, pinned_by)
+    return Added(new.name, pin, fetched, pinned_by, declared.branch)
+
+
+def _as_given(error: ConfigError) -> ConfigError:
+    """A problem with what ``upstreams add`` was given, said without the line of the entry it
+    was trying out: the manifest was not written, so that line is not in the file."""
+    hint = error.hint
+    if error.key is not None and error.key.endswith(".branch") and hint:
+        hint = hint.replace("set `branch:` of", "pass --branch to declare").replace(
+            " in the manifest to the one to track", " with the one to track"
+        )
+    return ConfigError(error.message, file=error.file, key=error.key, hint=hint)
 
 
 def remove_upstream(manifest_path: Path, name: str) -> Path | None:

@@ -304,6 +304,9 @@ def test_usage_errors(kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "--pin must be a full 40-character commit SHA" in capsys.readouterr().err
     assert run(str(notes), "--upstream", "nope") == 2
     assert "--upstream 'nope' is not in upstreams.yaml" in capsys.readouterr().err
+    assert run(str(notes), "--spec", "999-x", "--output", "docs/analysis/spec.md") == 2
+    assert "--spec '999-x' names no spec; the specs: 001-" in capsys.readouterr().err
+    assert not (kb / "docs" / "analysis" / "spec.md").exists()
     assert run(str(notes), "--output", str(tmp_path / "out.md")) == 2
     assert "is outside the docs directory" in capsys.readouterr().err
     assert not (tmp_path / "out.md").exists()

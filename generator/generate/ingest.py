@@ -222,6 +222,12 @@ class Ingester:
         for name, value in (("--pin", options.pin), ("--base", options.base)):
             if value is not None and not _SHA.fullmatch(value):
                 raise IngestError(f"{name} must be a full 40-character commit SHA, not '{value}'")
+        wanted_spec = options.placement.spec
+        if wanted_spec is not None:
+            specs = load_specs(load_config(manifest.root))
+            if find_spec(specs, wanted_spec) is None:
+                known = ", ".join(spec.id for spec in specs) or "none yet (kb new spec NAME)"
+                raise IngestError(f"--spec '{wanted_spec}' names no spec; the specs: {known}")
         for name, directory in (
             ("--output-dir", options.output_dir),
             ("--output", options.output.parent if options.output is not None else None),

@@ -651,7 +651,7 @@ def test_the_verification_checks_the_pages_the_other_plugins_leave(site_kb):
     config.write_text(config.read_text("utf-8") + "\nhooks:\n  - drop_two.py\n", "utf-8")
     result = build(site_kb, "--strict")
     assert result.returncode == 0, result.stderr
-    assert "knowledge-base: checked 3 pages, 1 code references" in result.stderr
+    assert "knowledge-base: checked 3 pages, 1 code reference" in result.stderr
     assert "two.md" not in result.stderr
 
 

@@ -41,6 +41,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
 
 def run_pin(args: argparse.Namespace) -> int:
     from generator.verification.pin_suggest import suggest_pin
+    from generator.verification.report import plural
 
     progress = ProgressLine()
     progress.show("weighing the pages' evidence along the history ...")
@@ -60,7 +61,8 @@ def run_pin(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(_json(suggestion), ensure_ascii=False, indent=2) + "\n")
         return EXIT_OK
     print(
-        f"{suggestion.upstream}: {suggestion.refs} references on {len(suggestion.pages)} pages, "
+        f"{suggestion.upstream}: {plural(suggestion.refs, 'reference')} on "
+        f"{plural(len(suggestion.pages), 'page')}, "
         f"pinned at {suggestion.pin[:7]}"
     )
     header = (

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from generator.cli.common import EXIT_FAILED, EXIT_OK, ProgressLine, load_manifest, shown
 from generator.upstream.manifest import ConfigError
+from generator.verification.report import plural
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +192,7 @@ def _sync_all(args, manifest, names, journal, progress) -> None:  # type: ignore
                 print(f"  already at {target[:12]}: nothing to do")
             else:
                 print(
-                    f"  wrote {len(result.pages_written)} pages; pin "
+                    f"  wrote {plural(len(result.pages_written), 'page')}; pin "
                     + ("moved to " if result.pin_moved else "already at ")
                     + target[:12]
                 )
@@ -215,8 +216,8 @@ def _write_failed(path: Path, error: OSError, failure: object | None = None) -> 
     if isinstance(failure, WriteFailed):
         print(f"error: could not write {shown(path)}: {reason}", file=sys.stderr)
         print(
-            f"  {failure.upstream}: {failure.written} of {failure.total} pages written (every "
-            "page is either fully old or fully new); the pin "
+            f"  {failure.upstream}: {failure.written} of {plural(failure.total, 'page')} written "
+            "(every page is either fully old or fully new); the pin "
             + ("moved" if failure.pin_moved else "has not moved"),
             file=sys.stderr,
         )
@@ -245,17 +246,18 @@ def _print_sync_summary(plan, dry_run: bool) -> None:  # type: ignore[no-untyped
     verb = "would re-anchor" if dry_run else "re-anchored"
     print(
         f"{plan.upstream.name}: {plan.old[:7]} -> {plan.target[:7]}: {verb} "
-        f"{len(plan.drifts)} references on {len(plan.pages)} pages"
+        f"{plural(len(plan.drifts), 'reference')} on {plural(len(plan.pages), 'page')}"
         + (f" ({parts})" if parts else "")
     )
     if plan.unresolved:
         print(
-            f"  {len(plan.unresolved)} references resolved to no single file at {plan.old[:7]} "
-            f"and were left as written ({plan.unresolved_summary()}; listed in the drift report)"
+            f"  {plural(len(plan.unresolved), 'reference')} resolved to no single file at "
+            f"{plan.old[:7]} and were left as written ({plan.unresolved_summary()}; listed in "
+            "the drift report)"
         )
     if plan.skipped_pinned:
         print(
-            f"  left {len(plan.skipped_pinned)} pages with their own pin alone "
+            f"  left {plural(len(plan.skipped_pinned), 'page')} with their own pin alone "
             "(--include-pinned-pages moves them)"
         )
 

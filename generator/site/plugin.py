@@ -97,6 +97,7 @@ from generator.site.trust import Tally, anchor_held, page_trust, tally, trust_ht
 from generator.upstream.manifest import ConfigError, Manifest, load_manifest
 from generator.verification.cache import VerifyCache
 from generator.verification.pipeline import PageFile, Report, ResolvedRefs, Verifier
+from generator.verification.report import plural
 
 log = logging.getLogger("mkdocs.plugins.knowledge_base")
 
@@ -817,13 +818,12 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         errors = sum(1 for f in outcome.findings if f.severity is Severity.ERROR)
         warnings = len(outcome.findings) - errors
         log.info(
-            "knowledge-base: checked %d pages, %d code references and %d links: "
-            "%d errors, %d warnings",
-            outcome.pages,
-            outcome.refs,
-            outcome.links,
-            errors,
-            warnings,
+            "knowledge-base: checked %s, %s and %s: %s, %s",
+            plural(outcome.pages, "page"),
+            plural(outcome.refs, "code reference"),
+            plural(outcome.links, "link"),
+            plural(errors, "error"),
+            plural(warnings, "warning"),
         )
         if errors and self.command == "build":
             raise PluginError(

@@ -20,6 +20,7 @@ from typing import Any
 from generator.sync.journal import Journal
 from generator.sync.reanchor import DriftStatus
 from generator.sync.run import HELD, RefDrift, SyncPlan
+from generator.verification.report import plural
 
 EXCERPT_LINES = 12
 """Lines of cited code shown per reference in the Markdown report, at most."""
@@ -52,7 +53,7 @@ def report_markdown(plan: SyncPlan) -> str:
     lines = [
         f"# Drift report: {name} {old} → {new}",
         "",
-        f"{len(plan.drifts)} references on {len(plan.pages)} pages: "
+        f"{plural(len(plan.drifts), 'reference')} on {plural(len(plan.pages), 'page')}: "
         + (", ".join(f"{counts[str(s)]} {s}" for s in DriftStatus if counts[str(s)]) or "none"),
         "",
     ]

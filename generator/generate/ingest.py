@@ -201,6 +201,26 @@ def _outline(page: Page) -> Page:
     return replace(page, text=outline)
 
 
+def _encoding_hint(source: Path) -> str:
+    """What to do with a file that is not UTF-8, by what its bytes look like: binary, Chinese
+    in GB18030 (GBK), or a single-byte encoding such as Latin-1."""
+    try:
+        data = source.read_bytes()[:65536]
+    except OSError:
+        return ""
+    if b"\x00" in data:
+        return " (it looks like a binary file, not text)"
+    try:
+        chinese = _CJK.search(data.decode("gb18030")) is not None
+    except UnicodeDecodeError:
+        chinese = False
+    encoding = "GB18030" if chinese else "LATIN1"
+    return f" (convert it to UTF-8 first: iconv -f {encoding} -t UTF-8, if it is {encoding})"
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
 def _file_in_the_way(directory: Path | None) -> Path | None:
     """The existing file (not a directory) at ``directory`` or above it, which stops pages
     from being written there; None when there is none."""
@@ -456,11 +476,7 @@ class Ingester:
         page = load_page(source, str(source), source.name)
         if page.text is None:
             problem = page.problems[0]
-            hint = (
-                " (convert it to UTF-8 first, e.g. iconv -f GB18030 -t UTF-8)"
-                if problem.check == "page-encoding"
-                else ""
-            )
+            hint = _encoding_hint(source) if problem.check == "page-encoding" else ""
             raise IngestError(
                 f"{source}:{problem.line}:{problem.column}: {problem.message}; nothing was "
                 f"written{hint}"

@@ -498,6 +498,22 @@ def test_a_reference_in_a_heading_keeps_the_heading_and_the_links_to_it(
     )
 
 
+def test_a_windows_path_loses_its_drive_with_its_local_root(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`C:/Users/bob/...` became `C:minitrain/config.py:40`: the drive stayed behind."""
+    notes = tmp_path / "w.md"
+    notes.write_text(
+        "# W\n\nSee C:/Users/bob/src/minitrain/minitrain/config.py:40 for the default.\n",
+        "utf-8",
+    )
+    assert run(str(notes), "--spec", "001-minitrain-knowledge-base") in (0, 1)
+    out = capsys.readouterr().out
+    assert "C:/Users/bob/src/minitrain/minitrain/config.py:40 -> minitrain/config.py:40" in out
+    body = read_page(kb / "docs" / "analysis" / "w.md").body
+    assert "See minitrain/config.py:40 for the default." in body
+
+
 def test_a_link_out_of_the_imported_folder_is_not_published(
     kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -936,7 +936,10 @@ def _absolute_edit(
     index = ref.text.find(ref.path)
     if index < 0:
         return None
-    return None, ref.text, ref.text[:index] + path + ref.text[index + len(ref.path) :]
+    before = ref.text[:index]
+    if re.fullmatch(r"[A-Za-z]:", before):
+        before = ""  # a Windows drive goes with the local root it names
+    return None, ref.text, before + path + ref.text[index + len(ref.path) :]
 
 
 def _link_edits(

@@ -748,3 +748,39 @@ def test_edits_and_shifted_offsets_agree_with_applying_edits_one_by_one(data):
             continue  # inside an edit: no reference starts there
         naive = offset + sum(len(new) - (end - start) for start, end, new in edits if end <= offset)
         assert shifted(offset) == naive
+
+
+def test_a_bare_name_of_a_renamed_file_stays_a_bare_name_when_the_new_one_is_unique(synced_kb):
+    """`old_name.py:1-2` becomes `new_name.py:1-2`, as written; `core.py:16-17`, whose code
+    moved to `other.py`, too. Where the new name is another file's as well, the full path
+    says which."""
+    root, _, target = synced_kb
+    (root / "docs" / "bare.md").write_text(
+        "---\ntitle: Bare\nupstream: up\n---\n# Bare\n\n"
+        "The function (old_name.py:1-2) and gamma (`core.py:16-17`).\n",
+        "utf-8",
+    )
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "bare")
+    assert cli(root, "sync", "up", "--no-fetch", "--to", target).returncode == 0
+    page = (root / "docs" / "bare.md").read_text("utf-8")
+    assert "The function (new_name.py:1-2) and gamma (`other.py:4-5`)." in page
+    assert cli(root, "verify", "docs/bare.md").returncode == 0
+
+
+def test_a_bare_name_whose_new_name_is_not_unique_becomes_the_full_path(tmp_path):
+    from generator.model import CodeRef, RefForm
+    from generator.refs.rewrite import rewrite_ref
+
+    ref = CodeRef("p.md", 1, 1, "gpt.py:28-35", RefForm.BARE, "gpt.py", 28, 35)
+    old, new = "pkg/models/gpt.py", "pkg/models/transformer.py"
+    assert rewrite_ref(ref, old, new, 30, 37, names_one_file=lambda n: True) == (
+        "transformer.py:30-37"
+    )
+    assert rewrite_ref(ref, old, new, 30, 37, names_one_file=lambda n: False) == (
+        "pkg/models/transformer.py:30-37"
+    )
+    partial = CodeRef("p.md", 1, 1, "models/gpt.py:28", RefForm.BARE, "models/gpt.py", 28, 28)
+    assert rewrite_ref(partial, old, new, 30, 30, names_one_file=lambda n: True) == (
+        "models/transformer.py:30"
+    )

@@ -12,6 +12,7 @@ not its path: moving it to another file is not expressible, and `rewrite_ref` sa
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from generator.model import CodeRef, RefForm
 
@@ -28,10 +29,13 @@ def rewrite_ref(
     end: int | None,
     old_commit: str | None = None,
     new_commit: str | None = None,
+    names_one_file: Callable[[str], bool] | None = None,
 ) -> str | None:
     """The text of ``ref`` (which resolved to ``old_path``) pointing at lines ``start..end``
     of ``new_path``, and for a permalink naming ``old_commit``, at ``new_commit``; None when
-    its style cannot say so (a path written apart from the lines)."""
+    its style cannot say so (a path written apart from the lines). A bare name whose file
+    was renamed stays a bare name when ``names_one_file`` says the new one is unique (it
+    becomes the full path otherwise)."""
     text = ref.text
     if ref.form is RefForm.PERMALINK:
         if old_commit and new_commit and ref.revision == old_commit:
@@ -48,17 +52,28 @@ def rewrite_ref(
         return _renumber(text, start, end) if ref.start is not None else text
     written_path, rest = text[: len(ref.path)], text[len(ref.path) :]
     if new_path != old_path:
-        written_path = _moved_path(ref, written_path, old_path, new_path)
+        written_path = _moved_path(ref, written_path, old_path, new_path, names_one_file)
     if ref.start is not None:
         rest = _renumber(rest, start, end)
     return written_path + rest
 
 
-def _moved_path(ref: CodeRef, written: str, old_path: str, new_path: str) -> str:
+def _moved_path(
+    ref: CodeRef,
+    written: str,
+    old_path: str,
+    new_path: str,
+    names_one_file: Callable[[str], bool] | None = None,
+) -> str:
     if ref.form is RefForm.ABSOLUTE and written.endswith("/" + old_path):
         return written[: -len(old_path)] + new_path
     if ref.form is RefForm.BARE and old_path.rsplit("/", 1)[-1] == new_path.rsplit("/", 1)[-1]:
         return written
+    if ref.form is RefForm.BARE and names_one_file is not None and old_path.endswith(written):
+        # As many trailing components as were written: `gpt.py` -> `transformer.py`.
+        kept = "/".join(new_path.split("/")[-(written.count("/") + 1) :])
+        if names_one_file(kept):
+            return kept
     return new_path  # the full repository path is never ambiguous
 
 

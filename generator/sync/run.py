@@ -438,6 +438,15 @@ def _contradicts(finding: Finding) -> bool:
 def _rewritten(ref: CodeRef, path: str, drift: Drift, reanchorer: Reanchorer) -> str | None:
     """The reference's text rewritten to where ``drift`` followed its code (``path`` at the
     reanchorer's old commit); None when the page writes the path apart from the lines."""
+    store, new = reanchorer.store, reanchorer.new
+
+    def names_one_file(written: str) -> bool:
+        name = written.rsplit("/", 1)[-1]
+        return (
+            sum(p.endswith("/" + written) or p == written for p in store.files_named(new, name))
+            == 1
+        )
+
     return rewrite_ref(
         ref,
         path,
@@ -446,6 +455,7 @@ def _rewritten(ref: CodeRef, path: str, drift: Drift, reanchorer: Reanchorer) ->
         drift.new_end,
         reanchorer.old,
         reanchorer.new,
+        names_one_file,
     )
 
 

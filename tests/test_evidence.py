@@ -576,3 +576,24 @@ def test_a_quote_and_a_symbol_that_disagree_get_no_fix(actor_kb: KB) -> None:
     actor_kb.page("a.md", f"`sleep()` is defined in `lib/actor.py:24-30`:\n\n{SLEEP_QUOTE}\n")
     (finding,) = [f for f in findings(actor_kb) if f.check == "quote-elsewhere"]
     assert finding.fix == ("lib/actor.py", 15, 21)
+
+
+def test_a_commit_named_from_a_page_pinned_apart_counts_from_the_page_pin(kb: KB) -> None:
+    """A page pinned to its own commit (a PR's head) is checked there, not at the manifest's
+    pin: "1 commit after the pin" would count from the wrong commit."""
+    repo = kb.new_upstream("lib")
+    own = repo.commit({"lib/actor.py": ACTOR}, "Actor", date="2025-01-02T00:00:00+00:00")
+    later_actor = ACTOR.replace("non_blocking=True)", "non_blocking=True, pinned=True)")
+    later = repo.commit(
+        {"lib/actor.py": later_actor}, "Pin offloaded memory", date="2025-01-03T00:00:00+00:00"
+    )
+    kb.add_upstream("lib", repo, later, prefixes=["lib/"])
+    quote = SLEEP_QUOTE.replace("non_blocking=True)", "non_blocking=True, pinned=True)")
+    kb.page(
+        "a.md",
+        f"---\nupstream: lib\npin: {own}\n---\n# A\n\nThe method (`lib/actor.py:15-22`):\n\n"
+        f"{quote}\n",
+        dedent=False,
+    )
+    (finding,) = findings(kb)
+    assert f"lib@{later[:7]} (1 commit after {own[:7]}," in finding.message

@@ -398,7 +398,9 @@ class Prover:
         )[0]
         count = abs(found.distance)
         direction = "after" if found.distance > 0 else "before"
-        when = f"{count} commit{'s' if count != 1 else ''} {direction} the pin"
+        # (A held reference is checked at the commit it was held at, not at the pin.)
+        checked = "the pin" if target.commit == target.upstream.pin else target.commit[:7]
+        when = f"{count} commit{'s' if count != 1 else ''} {direction} {checked}"
         words = (
             f"it is at {_span(place)} in {target.upstream.name}@{found.commit.sha[:7]} ({when}, "
             f"'{found.commit.subject[:60]}'): the page may have been written against that commit"

@@ -514,6 +514,23 @@ def test_a_windows_path_loses_its_drive_with_its_local_root(
     assert "See minitrain/config.py:40 for the default." in body
 
 
+def test_a_dry_run_finds_the_links_between_its_own_pages(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dry run writes no page, so the links between the pages it plans were reported
+    missing; a link to a page that is nowhere still is."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "A_Page.md").write_text("# A\n\nSee [b](Hash_Name.md#b) and [x](gone.md).\n")
+    (notes / "Hash_Name.md").write_text("# B\n\nBack to [a](A_Page.md).\n")
+    spec = "001-minitrain-knowledge-base"
+    for dry in (["--dry-run"], []):
+        run(str(notes), "--spec", spec, "--rename", "kebab", *dry)
+        captured = capsys.readouterr()
+        missing = [line for line in captured.out.splitlines() if "link-missing" in line]
+        assert len(missing) == 1 and "'gone.md' does not exist" in missing[0], (dry, missing)
+
+
 def test_a_link_out_of_the_imported_folder_is_not_published(
     kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

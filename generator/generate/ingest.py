@@ -788,10 +788,29 @@ def ingest(
                     planned.data = b""
                     if isinstance(planned, Ingested):
                         planned.original = b""
-        if not options.dry_run:
+        if options.dry_run:
+            _links_to_planned_pages_kept(pages, docs_root.resolve())
+        else:
             ingester.recheck_links(pages)
         results.extend(relinked)
     return results
+
+
+def _links_to_planned_pages_kept(pages: Sequence[Ingested], docs_root: Path) -> None:
+    """A dry run writes no page, so a link to another page of the run was found missing: drop
+    those findings (a real run checks such links once every page is written)."""
+    planned = {page.destination.relative_to(docs_root).as_posix() for page in pages}
+    for page in pages:
+        rel = page.destination.relative_to(docs_root).as_posix()
+
+        def to_planned(finding: Finding, rel: str = rel) -> bool:
+            if finding.check != "link-missing" or not finding.text:
+                return False
+            target = unquote(finding.text.partition("#")[0].partition("?")[0])
+            joined = posixpath.join(posixpath.dirname(rel), target)
+            return posixpath.normpath(joined) in planned
+
+        page.findings = [finding for finding in page.findings if not to_planned(finding)]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -301,6 +301,9 @@ def test_usage_errors(kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
 
     assert run(str(tmp_path / "missing.md")) == 2
     assert "missing.md: no such file" in capsys.readouterr().err
+    assert run("/dev/null") == 2
+    err = capsys.readouterr().err
+    assert "/dev/null: not a file" in err and "renamed" not in err
     assert run(str(notes), str(notes), "--output", "docs/x.md") == 2
     assert "--output names one page" in capsys.readouterr().err
     assert run(str(notes), "--pin", "abc") == 2

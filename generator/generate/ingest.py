@@ -300,7 +300,7 @@ class Ingester:
                 continue
             destinations.append(destination)
             written_as = destination.parent / source.name
-            if written_as != destination:
+            if written_as != destination and source.is_file():  # (not /dev/null, a FIFO)
                 self.renamed[written_as] = destination
         return destinations
 

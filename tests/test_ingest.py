@@ -263,6 +263,12 @@ def test_json_report(kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str
         "unpinned-permalink",  # the verifier's warning
         "unpinned-permalink",  # and why it was not pinned
     ]
+    # A file that could not be ingested names its source beside the reason.
+    bad = tmp_path / "bad.md"
+    bad.write_bytes(b"# Bad\n\n\xff not UTF-8\n")
+    assert run(str(bad), "--format", "json") == 2
+    (failed,) = json.loads(capsys.readouterr().out)["pages"]
+    assert failed["source"] == str(bad) and "is not valid UTF-8" in failed["error"]
 
 
 @pytest.mark.parametrize(

@@ -261,7 +261,8 @@ def _json(results: list[Ingested | Relinked | IngestError], dry_run: bool) -> di
     pages: list[dict[str, Any]] = []
     for result in results:
         if isinstance(result, IngestError):
-            pages.append({"error": str(result)})
+            source = {"source": str(result.source)} if result.source is not None else {}
+            pages.append({**source, "error": str(result)})
             continue
         if isinstance(result, Relinked):
             pages.append(

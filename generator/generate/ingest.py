@@ -103,6 +103,9 @@ _REWRITTEN = {
 class IngestError(Exception):
     """A file that cannot be ingested; nothing was written for it."""
 
+    source: Path | None = None
+    """The file, when the error is about one file of a run."""
+
 
 class NothingWritten(IngestError):
     """The run wrote nothing: a file it renames pages with could not be ingested."""
@@ -758,6 +761,7 @@ def ingest(
             zip(files, destinations, strict=True), 1
         ):
             if isinstance(destination, IngestError):
+                destination.source = source
                 results.append(destination)
             else:
                 try:
@@ -766,6 +770,7 @@ def ingest(
                         result.original = result.data = b""
                     results.append(result)
                 except IngestError as error:
+                    error.source = source
                     results.append(error)
             if progress is not None:
                 progress(done, len(files))

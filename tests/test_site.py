@@ -1067,3 +1067,20 @@ def test_a_hostile_link_pattern_in_the_manifest_fails_the_build(site_kb, spec, k
     assert result.returncode != 0
     assert key in result.stderr, result.stderr
     assert not list((site_kb.root / "site").rglob("one/index.html"))
+
+
+def test_the_board_links_pages_whose_names_hold_a_hash_space_or_chinese(governed_kb):
+    """`hash#name.md` was linked as `hash#name.md`: MkDocs took `#name.md` for an anchor,
+    and `--strict` failed on a link to a file the user does not have."""
+    body = (
+        "---\ntitle: {title}\nkind: index\nspec: 001-lib-notes\nstatus: draft\n"
+        "created: '2025-01-03'\n---\n# {title}\n\nText.\n"
+    )
+    governed_kb.page("h/hash#name.md", body.format(title="Hash"), dedent=False)
+    governed_kb.page("h/中文 页.md", body.format(title="中文"), dedent=False)
+    result = build(governed_kb, "--no-strict")
+    assert result.returncode == 0, result.stderr
+    assert "unrecognized relative link" not in result.stderr
+    page = (governed_kb.root / "site" / "board" / "index.html").read_text("utf-8")
+    assert 'href="../h/hash%23name/"' in page
+    assert 'href="../h/%E4%B8%AD%E6%96%87%20%E9%A1%B5/"' in page

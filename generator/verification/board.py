@@ -37,6 +37,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from generator.checks import LINK_ERROR_CHECKS, REFERENCE_ERROR_CHECKS
 from generator.kb.diagrams import diagram_status
@@ -556,7 +557,8 @@ def _pages_table(pages: list[PageHealth], link_prefix: str) -> list[str]:
     for page in pages:
         # A table cell first (backslashes, pipes), then link text (brackets): each escaped once.
         title = _cell(page.title).replace("[", "\\[").replace("]", "\\]")
-        href = (link_prefix + page.rel).replace(" ", "%20")
+        # A name's `#`, `?`, space or bracket would end or break the link's target.
+        href = quote(link_prefix + page.rel, safe="/:.-_~")
         facts = [
             f"{plural(page.refs, 'ref')}: {plural(page.ref_errors, 'error')}, "
             f"{plural(page.ref_warnings, 'warning')}",

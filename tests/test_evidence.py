@@ -479,11 +479,10 @@ def test_pin_suggest_says_what_is_wrong(actor_kb: KB) -> None:
     assert result.returncode == 2 and "--since 'yesterday' is not a date" in result.stderr
 
 
-def test_a_quote_whole_only_at_a_later_commit_names_it_and_offers_no_range_fix(kb: KB) -> None:
-    """A draft quotes `sleep()` as a later commit has it (one line differs at the pin) and
-    cites other lines: most of the quote matches at the pin, but moving the range there would
-    hide that the page was written against the later commit. The finding names that commit
-    and offers no fix. Quoted as the pin has it, the range is fixed as before."""
+def _quoted_from_a_later_commit(kb: KB) -> tuple[str, str]:
+    """An upstream pinned at `ACTOR`, whose next commit adds `pinned=True` to a line of
+    `sleep()`, and `sleep()` quoted as that later commit has it: (the later commit, the
+    quote)."""
     repo = kb.new_upstream("lib")
     pin = repo.commit({"lib/actor.py": ACTOR}, "Actor", date="2025-01-02T00:00:00+00:00")
     later_actor = ACTOR.replace(
@@ -494,7 +493,15 @@ def test_a_quote_whole_only_at_a_later_commit_names_it_and_offers_no_range_fix(k
         {"lib/actor.py": later_actor}, "Pin offloaded memory", date="2025-01-03T00:00:00+00:00"
     )
     kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
-    quote = SLEEP_QUOTE.replace("non_blocking=True)", "non_blocking=True, pinned=True)")
+    return later, SLEEP_QUOTE.replace("non_blocking=True)", "non_blocking=True, pinned=True)")
+
+
+def test_a_quote_whole_only_at_a_later_commit_names_it_and_offers_no_range_fix(kb: KB) -> None:
+    """A draft quotes `sleep()` as a later commit has it (one line differs at the pin) and
+    cites other lines: most of the quote matches at the pin, but moving the range there would
+    hide that the page was written against the later commit. The finding names that commit
+    and offers no fix. Quoted as the pin has it, the range is fixed as before."""
+    later, quote = _quoted_from_a_later_commit(kb)
     kb.page("a.md", f"The method (`lib/actor.py:24-30`):\n\n{quote}\n")
     (finding,) = findings(kb)
     assert finding.check == "quote-elsewhere" and finding.severity is Severity.ERROR
@@ -516,17 +523,7 @@ def test_a_quote_whole_only_at_another_commit_is_an_error_even_at_the_right_line
     at: most of the quote is in the cited lines, but the line it quotes with `pinned=True` is
     not the pin's code. The finding names the later commit; an edited quote that no commit
     holds whole stays silent."""
-    repo = kb.new_upstream("lib")
-    pin = repo.commit({"lib/actor.py": ACTOR}, "Actor", date="2025-01-02T00:00:00+00:00")
-    later_actor = ACTOR.replace(
-        "self.model.offload(tag, non_blocking=True)",
-        "self.model.offload(tag, non_blocking=True, pinned=True)",
-    )
-    later = repo.commit(
-        {"lib/actor.py": later_actor}, "Pin offloaded memory", date="2025-01-03T00:00:00+00:00"
-    )
-    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
-    quote = SLEEP_QUOTE.replace("non_blocking=True)", "non_blocking=True, pinned=True)")
+    later, quote = _quoted_from_a_later_commit(kb)
     kb.page("a.md", f"The method (`lib/actor.py:15-22`):\n\n{quote}\n")
     (finding,) = findings(kb)
     assert finding.check == "quote-elsewhere" and finding.severity is Severity.ERROR

@@ -513,7 +513,8 @@ def test_a_windows_path_loses_its_drive_with_its_local_root(
     """`C:/Users/bob/...` became `C:minitrain/config.py:40`: the drive stayed behind."""
     notes = tmp_path / "w.md"
     notes.write_text(
-        "# W\n\nSee C:/Users/bob/src/minitrain/minitrain/config.py:40 for the default.\n",
+        "# W\n\nSee C:/Users/bob/src/minitrain/minitrain/config.py:40 for the default.\n\n"
+        "And C:/Users/bob/src/minitrain/minitrain/config.py (lines 40-41) too.\n",
         "utf-8",
     )
     assert run(str(notes), "--spec", "001-minitrain-knowledge-base") in (0, 1)
@@ -521,6 +522,7 @@ def test_a_windows_path_loses_its_drive_with_its_local_root(
     assert "C:/Users/bob/src/minitrain/minitrain/config.py:40 -> minitrain/config.py:40" in out
     body = read_page(kb / "docs" / "analysis" / "w.md").body
     assert "See minitrain/config.py:40 for the default." in body
+    assert "And minitrain/config.py (lines 40-41) too." in body
 
 
 def test_a_dry_run_finds_the_links_between_its_own_pages(

@@ -95,6 +95,16 @@ def test_init_into_a_file_is_a_clear_error(tmp_path):
         init_knowledge_base(tmp_path / "notes")
 
 
+def test_init_into_a_directory_named_in_chinese(tmp_path):
+    """Its name titles the site; the first spec's folder, named in ASCII, takes the default."""
+    root = tmp_path / "知识库"
+    result = kb("init", str(root), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert 'site_name: "知识库"' in (root / "mkdocs.yml").read_text("utf-8")
+    assert [p.name for p in (root / "specs").iterdir()] == ["001-knowledge-base"]
+    assert kb("verify", cwd=root).returncode == 0
+
+
 def test_requirements_name_where_this_installation_came_from(tmp_path):
     made = init_knowledge_base(
         tmp_path / "kb", requirement=("kb-generator @ git+https://example.org/kb.git@abc", True)

@@ -293,3 +293,19 @@ def test_a_footnote_beside_a_real_link_leaves_the_link_checked(lib_kb):
         (1, "link-missing"),
         (4, "link-missing"),
     ]
+
+
+@pytest.mark.parametrize(
+    "markdown",
+    [
+        "Two reasons[^1]: speed and size.\n\n[^1]: The note.\n",
+        "!!! note\n\n    First.\n\n    Second paragraph[^1].\n\n[^1]: The note.\n",
+        "A claim[^1].\n\n[^1]: First paragraph.\n\n    More, with its own note[^2].\n\n"
+        "[^2]: The second.\n",
+    ],
+)
+def test_footnotes_referred_to_in_these_places_are_not_called_unused(lib_kb, markdown):
+    """A reference followed by a colon, in an admonition's second paragraph, or in a note's
+    continuation: each refers to its note."""
+    lib_kb.page("page.md", "# T\n\n" + markdown, dedent=False)
+    assert [f.check for f in lib_kb.verify().findings] == []

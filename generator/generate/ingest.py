@@ -871,7 +871,7 @@ def _rewrite_refs(
             if edit is None:
                 continue
             at, before, replacement = edit
-            if at is not None:  # the path is written apart from the lines, earlier on the line
+            if at is not None:  # earlier on the line: a path apart from its lines, a drive
                 offset = line_start + at
                 if offset >= page.body_start and text[offset : offset + len(before)] == before:
                     wanted.append(
@@ -956,14 +956,27 @@ def _absolute_edit(
     if ref.style in APART:
         if line_before.count(ref.path) != 1:
             return f"its path '{ref.path}' is not written exactly once before its lines"
-        return line_before.index(ref.path), ref.path, path
+        at = line_before.index(ref.path)
+        drive = _drive_before(line_before, at)
+        return at - len(drive), drive + ref.path, path
     index = ref.text.find(ref.path)
     if index < 0:
         return None
-    before = ref.text[:index]
-    if re.fullmatch(r"[A-Za-z]:", before):
-        before = ""  # a Windows drive goes with the local root it names
-    return None, ref.text, before + path + ref.text[index + len(ref.path) :]
+    rewritten = ref.text[:index] + path + ref.text[index + len(ref.path) :]
+    drive = _drive_before(line_before, len(line_before)) if index == 0 else ""
+    if drive:  # a Windows drive goes with the local root it names
+        return len(line_before) - len(drive), drive + ref.text, rewritten
+    return None, ref.text, rewritten
+
+
+def _drive_before(line: str, at: int) -> str:
+    """The Windows drive (``C:``) written right before the absolute path at ``at`` of
+    ``line``, or ""."""
+    match = _DRIVE.search(line, 0, at)
+    return match.group() if match is not None and match.end() == at else ""
+
+
+_DRIVE = re.compile(r"(?<![\w.\-/])[A-Za-z]:(?=$)")
 
 
 def _link_edits(

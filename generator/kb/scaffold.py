@@ -362,7 +362,9 @@ def init_knowledge_base(
             hint="choose a new directory, or move those files away first",
         )
     site_name = (name or titled(kebab(root.name)) or "Knowledge base").strip()
-    slug = kebab(root.name) or kebab(name or "") or "knowledge-base"
+    # The first spec's folder is named in ASCII (`001-kb`): a directory named in Chinese gives
+    # the default name.
+    slug = ascii_kebab(root.name) or ascii_kebab(name or "") or "knowledge-base"
     line, known = requirement if requirement is not None else package_requirement()
     date = (today or dt.date.today()).isoformat()
     values = {

@@ -21,11 +21,14 @@ from generator.refs.extract import MarkdownLayout
 
 _INDEX_NAMES = ("index.md", "README.md")
 _MAX_SUGGESTIONS_PER_PAGE = 50
-# A footnote reference `[^label]`: not escaped, not a definition (`[^label]: ...`), not the
-# text of a link (`[^label](url)`, `[^label][ref]`).
-_FOOTNOTE = re.compile(r"(?<!\\)\[\^(?P<label>[^\]\s]+)\](?![:(\[])")
-# A definition, wherever its line puts it: in a list item or a block quote it still defines.
-_FOOTNOTE_DEFINITION = re.compile(r"(?<!\\)\[\^(?P<label>[^\]\s]+)\]:")
+# A footnote reference `[^label]`: not escaped, not the text of a link (`[^label](url)`,
+# `[^label][ref]`); a definition's own label is taken out by position (`footnote_findings`).
+_FOOTNOTE = re.compile(r"(?<!\\)\[\^(?P<label>[^\]\s]+)\](?![(\[])")
+# A definition starts its line, indented or in a list item or a block quote (where it still
+# defines); `two reasons[^1]: speed` mid-line is a reference followed by a colon.
+_FOOTNOTE_DEFINITION = re.compile(
+    r"^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(?<!\\)\[\^(?P<label>[^\]\s]+)\]:", re.M
+)
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 # A list item's first line: what makes the indented lines after it the item's text, not code.
 _LIST_ITEM = re.compile(r" {0,3}(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
@@ -199,13 +202,21 @@ def footnote_findings(layout: MarkdownLayout, page: str) -> list[Finding]:
     definitions = [
         match
         for match in _FOOTNOTE_DEFINITION.finditer(prose, layout.body_start)
-        if in_prose(match.start())
+        if in_prose(match.start("label"))
     ]
-    references = [
-        match for match in _FOOTNOTE.finditer(prose, layout.body_start) if in_prose(match.start())
+    labels_defining = {match.start("label") for match in definitions}
+    anywhere = [
+        match
+        for match in _FOOTNOTE.finditer(prose, layout.body_start)
+        if match.start("label") not in labels_defining
+        and not _inside(comments, comment_starts, match.start())
     ]
+    references = [match for match in anywhere if not _inside(code, code_starts, match.start())]
     defined = {match.group("label") for match in definitions}
-    referred = {match.group("label").casefold() for match in references}
+    # A note counts as referred to from indented lines too: they may be an admonition's or a
+    # note's second paragraph rather than code, and a note wrongly called unused is worse than
+    # one not called so.
+    referred = {match.group("label").casefold() for match in anywhere}
     by_case = {label.casefold(): label for label in defined}
     found: list[tuple[int, Finding]] = []
     for match in references:

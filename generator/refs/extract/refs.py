@@ -272,8 +272,6 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
         form = path_form(path)
         if form is None:
             continue
-        if form is RefForm.ABSOLUTE and _drive_before(body, begin):
-            begin -= 2  # `C:/Users/...`: the drive is part of the text, not of the path
         # One line lookup serves the position, the comment check and the symbol search.
         line_index = bisect.bisect_right(line_starts, begin) - 1
         line_start = line_starts[line_index]
@@ -332,18 +330,6 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
         records = [record for record in records if record[0] not in quoted]
     records.sort(key=_position)
     return records
-
-
-def _drive_before(body: str, begin: int) -> bool:
-    """Whether a Windows drive (``C:``, a letter alone before it) comes right before the
-    absolute path at ``begin``."""
-    return (
-        begin >= 2
-        and body[begin - 1] == ":"
-        and body[begin - 2].isascii()
-        and body[begin - 2].isalpha()
-        and (begin == 2 or not (body[begin - 3].isalnum() or body[begin - 3] in "_.-/"))
-    )
 
 
 def _emphasis_before(body: str, begin: int, end: int) -> int:

@@ -314,6 +314,10 @@ def test_a_symbol_the_file_only_imports_is_not_defined_there(kb):
                 "import functools\nfrom ml.dist import get_rank\n\n"
                 "get_rank = functools.cache(get_rank)\n"
             ),
+            "src/ml/rebound.py": (
+                "from ml.dist import (\n    barrier,  # the helper\n)\n\n"
+                "helper, barrier = None, None\n"
+            ),
         },
         "Add ml",
         date="2025-01-02T00:00:00+00:00",
@@ -323,7 +327,8 @@ def test_a_symbol_the_file_only_imports_is_not_defined_there(kb):
         "p.md",
         "- `src/ml/utils.py::get_rank`\n- `src/ml/__init__.py::barrier`\n"
         "- `src/ml/__init__.py::rank`\n- `src/ml/patched.py::get_rank`\n"
-        "- `src/ml/dist.py::get_rank` and `src/ml/utils.py::log_metrics`\n",
+        "- `src/ml/dist.py::get_rank` and `src/ml/utils.py::log_metrics`\n"
+        "- `src/ml/rebound.py::barrier` and `src/ml/rebound.py::helper`\n",
         dedent=False,
     )
     found = [(f.check, f.line, f.message, f.suggestion) for f in kb.verify().findings]

@@ -594,3 +594,25 @@ def test_a_commit_named_from_a_page_pinned_apart_counts_from_the_page_pin(kb: KB
     )
     (finding,) = findings(kb)
     assert f"lib@{later[:7]} (1 commit after {own[:7]}," in finding.message
+
+
+def test_a_quote_the_pin_holds_whole_at_other_lines_does_not_blame_the_pin(kb: KB) -> None:
+    """The quote is `Learner.sleep()`, which the pin holds whole; it is cited at
+    `Actor.sleep()`, near-identical, which an older commit had in the quote's words. The pin is
+    not what is wrong, so no commit is named as the one the page was written against."""
+    pinned = "self.model.offload(tag, non_blocking=True, pinned=True)"
+    learner = "\n\nclass Learner:\n" + ACTOR.split("class Actor:\n", 1)[1].split("\n\nclass")[0]
+    learner = learner.replace("self.model.offload(tag, non_blocking=True)", pinned)
+    repo = kb.new_upstream("lib")
+    repo.commit(
+        {"lib/actor.py": ACTOR.replace("self.model.offload(tag, non_blocking=True)", pinned)},
+        "Pinned offload",
+        date="2025-01-02T00:00:00+00:00",
+    )
+    pin = repo.commit(
+        {"lib/actor.py": ACTOR + learner}, "Learner", date="2025-01-03T00:00:00+00:00"
+    )
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    quote = SLEEP_QUOTE.replace("non_blocking=True)", "non_blocking=True, pinned=True)")
+    kb.page("a.md", f"The method (`lib/actor.py:15-22`):\n\n{quote}\n")
+    assert not [f for f in findings(kb) if "written against" in f.message]

@@ -389,8 +389,10 @@ def test_new_forms_leave_non_references_alone(text):
             [("_x/_priv.py", 3, 3), ("x/__init__.py", 4, 4)],
         ),
         ("See x/a.py:7-10,50-60 then more.", [("x/a.py", 7, 10), ("x/a.py", 50, 60)]),
-        ("See x/a.py:7-10, 50-60 then more.", [("x/a.py", 7, 10), ("x/a.py", 50, 60)]),
+        ("See x/a.py:7-10, 50-60.", [("x/a.py", 7, 10), ("x/a.py", 50, 60)]),
         ("See x/a.py:7-10, 20 files more.", [("x/a.py", 7, 10)]),
+        ("Edit a.py:10, 2-3 times a day.", [("a.py", 10, 10)]),
+        ("See a.py:12, 2020-2024 data.", [("a.py", 12, 12)]),
     ],
 )
 def test_emphasis_around_a_reference_and_a_range_listed_after_it(text, expected):

@@ -609,3 +609,12 @@ def test_a_deleted_duplicate_names_the_definition_that_was_there_all_along(tmp_p
     assert (stays.new_path, stays.new_start, stays.new_end) == ("pkg/a.py", 1, 2)
     # Cited from the blank lines above filler_0 to its first line: the name is filler_0's.
     assert "`work`" not in reanchorer.classify("pkg/a.py", 4, 6, None).reason
+
+    # Another class's method of the same name, there all along, is no twin.
+    layer = "class Old:\n    def forward(self, x):\n        return x * 2 + 1\n"
+    other = "class Net:\n    def forward(self, x):\n        return x * 3 - 1\n"
+    repo = RepoBuilder.init(tmp_path / "up2")
+    old = repo.commit({"pkg/old.py": layer, "pkg/net.py": other}, "base")
+    new = repo.commit({"pkg/old.py": None}, "drop Old")
+    gone = Reanchorer(GitStore(repo.path), old, new).classify("pkg/old.py", 2, 3, None)
+    assert gone.status is DriftStatus.DELETED and gone.candidates == [], gone.reason

@@ -279,6 +279,8 @@ class Prover:
         place = verdict.places[0]
         if place.matched >= prepared.required or _unchecked_reason(quote, target) is not None:
             return []
+        if any(p.matched >= prepared.required for p in placements(prepared, self._index(target))):
+            return []  # the pin holds it whole, at other lines: its pin is not what is wrong
         found = self._in_history(prepared, target, whole=True)
         if found is None:
             return []

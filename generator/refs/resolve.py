@@ -1285,8 +1285,16 @@ def _imported_only(lines: list[str], name: str) -> tuple[int, str] | None:
             if alias == name:
                 if definitions(tuple(lines), name):
                     return None
-                assignment = re.compile(rf"^[ \t]*{re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
-                if assignment.search(text):
+                # Bound again outside the imports: assigned (alone or in a tuple), or named by
+                # `as` or a `for` loop.
+                rest = _IMPORT.sub(lambda found: " " * len(found.group()), text)
+                word = re.escape(name)
+                rebound = re.compile(
+                    rf"^[ \t]*(?:[\w.]+[ \t]*,[ \t]*)*{word}[ \t]*(?:,[^=\n]*)?(?::[^=\n]*)?=(?!=)"
+                    rf"|\bas[ \t]+{word}\b|\bfor[ \t]+(?:\w+[ \t]*,[ \t]*)*{word}\b",
+                    re.M,
+                )
+                if rebound.search(rest):
                     return None
                 return text.count("\n", 0, match.start()) + 1, module
     return None
@@ -1304,7 +1312,8 @@ def _bound_by(match: re.Match[str]) -> list[tuple[str, str]]:
                 bound.append((words[0].split(".")[0], words[0]))
         return bound
     module = match.group("module")  # from a import (b, c as d)
-    for part in match.group("names").strip().strip("()").split(","):
+    names = re.sub(r"#[^\n]*", "", match.group("names"))  # (comments in a bracketed list)
+    for part in names.strip().strip("()").split(","):
         words = part.split()
         if words and words[0] != "*":
             bound.append((words[-1], module))

@@ -33,11 +33,11 @@ from generator.upstream.gitstore import BlobText, GitStore
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _DEFINITION = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)")
 MAX_CANDIDATES = 5
+"""Candidates listed per reference: beyond a few, a list is no help to a person."""
 MAX_SEARCHED_FILES = 50
 """Files of the new commit read to find where deleted code's name is defined, at most."""
 _DEFINITION_GREP = r"^[[:space:]]*(async[[:space:]]+)?(def|class)[[:space:]]+[A-Za-z_][A-Za-z0-9_]*"
 """A Python definition's header up to its name, for ``git grep -E``."""
-"""Candidates listed per reference: beyond a few, a list is no help to a person."""
 _MIN_DISTINCT_CHARS = 12
 _WORD = re.compile(r"[^\W\d]\w*")
 """A name as a definition header holds it, and every such run of word characters in a text."""
@@ -739,6 +739,7 @@ class Reanchorer:
                 cited,
                 drift.old_lines,
                 self._files_defining(name, drift.old_path),
+                twins_only=True,
             )
             if elsewhere:
                 _list_candidates(drift, elsewhere)
@@ -753,17 +754,21 @@ class Reanchorer:
         cited: tuple[str, ...],
         old_lines: list[str],
         files: list[tuple[str, BlobText]],
+        twins_only: bool = False,
     ) -> list[tuple[str, int, int]]:
         """Definitions of ``name`` at the new commit in ``files``, in files of the cited file's
         language only (a ``.patch`` or ``.md`` holding ``def name`` is no definition), most
         plausible first: the same qualified name (``Class.name``), then the most similar
-        text."""
+        text. With ``twins_only``, only definitions with the cited code's qualified name (from
+        anywhere in the upstream, another class's ``forward`` is no candidate)."""
         scored = []
         for path, blob in files:
             if not _same_language(path, cited_path):
                 continue
             for first, last in definitions(blob.line_tuple, name):
                 qualified = _qualified_at(blob.lines, first)
+                if twins_only and (not cited or qualified != cited):
+                    continue
                 similarity = SequenceMatcher(
                     None, "\n".join(old_lines), "\n".join(blob.lines[first - 1 : last])
                 ).ratio()

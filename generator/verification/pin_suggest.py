@@ -84,9 +84,9 @@ class Candidate:
     against: int
     unknown: int
     distance: int
+    """First-parent commits from the current pin to the run (0 when it holds the pin)."""
     whole: int = 0
     """Of ``up``: quotes whose every line is in the cited lines, in order."""
-    """First-parent commits from the current pin to the run (0 when it holds the pin)."""
 
 
 @dataclass

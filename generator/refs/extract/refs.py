@@ -649,16 +649,18 @@ def _listed(
     """The other lines of ``x.py:360, 574`` (or ``x.py:10-20、30-40``): a reference each, its
     text the lines as written, its path the first one's."""
     found: list[tuple[int, int, int, int]] = []
-    ranged = False
+    compact = True
     while (match := _LISTED.match(body, position)) is not None:
         start = int(match["start"])
         end = int(match["end"]) if match["end"] else start
         found.append((match.start("start"), match.end(), start, end))
+        compact = compact and not any(c in " \t" for c in body[position : match.start("start")])
         position = match.end()
-        ranged = match["end"] is not None
-    # A list ending in a range (`x.py:7-10, 50-60 then`) is lines whatever words follow; a
-    # single number needs an end that is no word (`x.py:10, 20 files` counts files).
-    if not found or (_LIST_END.match(body, position) is None and not ranged):
+    # A list written without spaces and ending in a range (`x.py:7-10,50-60 then`) is lines
+    # whatever words follow; otherwise the list must end where no word goes on (`x.py:10, 20
+    # files` counts files, `x.py:12, 2020-2024 data` years).
+    ranged = bool(found) and found[-1][2] != found[-1][3]
+    if not found or (_LIST_END.match(body, position) is None and not (ranged and compact)):
         return []
     if body[position : position + 1].isdigit():
         return []

@@ -30,6 +30,7 @@ anything is written).
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
 import logging
 import posixpath
@@ -211,10 +212,14 @@ def _encoding_hint(source: Path) -> str:
         data = source.read_bytes()[:65536]
     except OSError:
         return ""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return " (convert it to UTF-8 first: iconv -f UTF-16 -t UTF-8)"
     if b"\x00" in data:
         return " (it looks like a binary file, not text)"
     try:
-        chinese = _CJK.search(data.decode("gb18030")) is not None
+        # (Incrementally: the first 64 KiB may end inside a character.)
+        decoded = codecs.getincrementaldecoder("gb18030")().decode(data, final=False)
+        chinese = _CJK.search(decoded) is not None
     except UnicodeDecodeError:
         chinese = False
     encoding = "GB18030" if chinese else "LATIN1"

@@ -144,9 +144,8 @@ def _sync_all(args, manifest, names, journal, progress) -> None:  # type: ignore
                 # Left as they are, their line numbers would be checked at the new pin once
                 # someone mends them, and could pass there while pointing at other code.
                 raise ConfigError(
-                    f"{len(plan.unreadable)} page{'s' if len(plan.unreadable) != 1 else ''} "
-                    "cannot be read, so sync cannot re-anchor their references (nothing was "
-                    "written):\n  "
+                    f"{plural(len(plan.unreadable), 'page')} cannot be read, so sync cannot "
+                    "re-anchor their references (nothing was written):\n  "
                     + "\n  ".join(plan.unreadable[:10])
                     + ("\n  ..." if len(plan.unreadable) > 10 else ""),
                     hint="fix them (kb verify says what is wrong) or move them out of the docs, "

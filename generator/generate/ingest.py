@@ -44,7 +44,7 @@ from urllib.parse import quote, unquote
 
 from generator.checks import severity_of
 from generator.files import atomic_write
-from generator.generate.pr import PrError, detect_language
+from generator.generate.pr import CJK, PrError, detect_language
 from generator.generate.review import changed_lines, item_problems
 from generator.generate.review import findings as review_items
 from generator.generate.source import Placement
@@ -219,14 +219,11 @@ def _encoding_hint(source: Path) -> str:
     try:
         # (Incrementally: the first 64 KiB may end inside a character.)
         decoded = codecs.getincrementaldecoder("gb18030")().decode(data, final=False)
-        chinese = _CJK.search(decoded) is not None
+        chinese = CJK.search(decoded) is not None
     except UnicodeDecodeError:
         chinese = False
     encoding = "GB18030" if chinese else "LATIN1"
     return f" (convert it to UTF-8 first: iconv -f {encoding} -t UTF-8, if it is {encoding})"
-
-
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def _file_in_the_way(directory: Path | None) -> Path | None:

@@ -193,7 +193,8 @@ def find_upstream(manifest: Manifest, owner: str, repo: str) -> Upstream:
     )
 
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+"""A Chinese, Japanese or Korean character."""
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 
 
@@ -201,7 +202,7 @@ def detect_language(title: str, body: str = "") -> Language:
     """``zh`` when the title and body are mostly CJK (by characters against Latin words)."""
     text = f"{title}\n{title}\n{body}"  # the title counts double
     text = re.sub(r"```.*?```|`[^`\n]*`|https?://\S+", " ", text, flags=re.DOTALL)
-    cjk = len(_CJK.findall(text))
+    cjk = len(CJK.findall(text))
     latin = len(_LATIN_WORD.findall(text))
     return "zh" if cjk and cjk >= latin else "en"
 

@@ -700,7 +700,8 @@ class QuoteVerdict:
     """`IN_RANGE`, `ELSEWHERE` (see `places`), `NOWHERE` or `UNDECIDED`."""
     places: tuple[Placement, ...] = ()
     """For `ELSEWHERE`: where the quote matches (none of them inside the cited lines). For
-    `IN_RANGE` with only some of the quote's lines in order in the cited ones: where they are."""
+    `IN_RANGE` with only some of the quote's lines in order in the cited ones: where they are,
+    then the other places in the file that hold at least `ACCEPT_RATIO` of it."""
     strong: bool = False
     """Whether the quote is strong enough evidence to report or rewrite on."""
 
@@ -740,7 +741,8 @@ def judge(quote: PreparedQuote, index: FileIndex, start: int, end: int) -> Quote
     loose = placements(quote, index, ratio=ACCEPT_RATIO)
     covering = next((place for place in loose if covers(place, start, end)), None)
     if covering is not None:
-        return QuoteVerdict(IN_RANGE, (covering,), strong=is_strong(quote))
+        others = tuple(place for place in loose if place is not covering)
+        return QuoteVerdict(IN_RANGE, (covering, *others), strong=is_strong(quote))
     if not loose:
         return QuoteVerdict(NOWHERE, strong=is_strong(quote))
     needed = _needed(quote.required, MATCH_RATIO)

@@ -83,11 +83,6 @@ class Journal:
         if value not in digests:
             digests.append(value)
 
-    def announce(self, path: Path) -> None:
-        """Record that ``path`` is about to be written, with bytes a rerun need not accept (a
-        report outside the pages): only its temporary file is cleaned up after a kill."""
-        self.files.setdefault(str(path.resolve()), [])
-
     def save(self) -> None:
         """Write the journal to disk, durably, before the files it announces are written."""
         payload = {"version": _VERSION, "files": self.files}

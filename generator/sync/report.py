@@ -205,12 +205,11 @@ def report_files(plan: SyncPlan, directory: Path) -> list[tuple[Path, bytes]]:
 
 def reports_left_by(journal: Journal, plan: SyncPlan, directory: Path) -> list[Path]:
     """The reports of a sync of the same upstream to the same commit that an interrupted run
-    wrote (the journal, resumed, keeps only files still holding that run's bytes). That run
-    wrote them before any page, so they cover every page of the sync, the ones it wrote and
-    the ones left for the rerun, whose plan only knows the latter: the Markdown report first,
-    or none. When the killed
-    run had already moved the pin, the rerun's plan starts from the new commit: only the
-    target is compared."""
+    wrote (the journal, resumed, keeps only files still holding that run's bytes), the
+    Markdown report first; none unless both are there. That run wrote them before any page,
+    so they cover every page of the sync: the ones it wrote and the ones left for the rerun,
+    whose plan only knows the latter. When the killed run had already moved the pin, the
+    rerun's plan starts from the new commit: only the target is compared."""
     name = re.compile(
         rf"drift-{re.escape(plan.upstream.name)}-[0-9a-f]{{7}}-{plan.target[:7]}\.(md|json)"
     )

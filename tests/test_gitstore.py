@@ -74,6 +74,26 @@ def test_a_path_is_found_by_reading_its_directories_once_whichever_commits_share
         store.close()
 
 
+def test_files_are_found_by_name_at_each_commit_where_directories_are_shared(tmp_path):
+    # Two identical directories are one tree object, and a later commit shares all but the
+    # directory it changed: what was found below a tree must not leak into another place.
+    repo = RepoBuilder.init(tmp_path / "up")
+    first = repo.commit(
+        {"one/sub/x.py": "1\n", "two/sub/x.py": "1\n", "three/y.py": "2\n"}, "first"
+    )
+    second = repo.commit({"three/x.py": "3\n", "two/sub/x.py": "4\n"}, "second")
+    store = GitStore(repo.path)
+    try:
+        for commit in (first, second, first):
+            listed = run_git(repo.path, "ls-tree", "-r", "--name-only", commit).splitlines()
+            named = [path for path in listed if path.rsplit("/", 1)[-1] == "x.py"]
+            assert store.files_named(commit, "x.py") == named
+        assert store.files_named(first, "x.py") == ["one/sub/x.py", "two/sub/x.py"]
+        assert store.files_named(second, "x.py") == ["one/sub/x.py", "three/x.py", "two/sub/x.py"]
+    finally:
+        store.close()
+
+
 def test_files_are_found_by_name_in_git_s_order_links_and_submodules_too(tmp_path):
     repo = RepoBuilder.init(tmp_path / "up")
     files = {"x.py": "1\n", "a/x.py": "2\n", "a-b/x.py": "3\n", "a.py": "4\n", "a/deep/x.py": ""}

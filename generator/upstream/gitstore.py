@@ -344,6 +344,9 @@ class GitStore:
         self._names_below: dict[str, frozenset[str] | None] = {}
         """The names of the files in each tree and its subtrees, by the tree's SHA (see
         `_KEPT_NAMES`); a tree is here once every tree below it has been read."""
+        self._named_below: dict[tuple[str, str], tuple[str, ...]] = {}
+        """The files of each name below a tree searched for it, by the tree's SHA and the name
+        (see `_named`)."""
         self._trees: dict[str, dict[str, TreeEntry]] = {}
         self._directories: dict[str, frozenset[str]] = {}
         self._blobs: dict[str, BlobText] = {}
@@ -502,20 +505,26 @@ class GitStore:
         the directories that may hold such a file are walked; what each holds is known by tree
         SHA, so a directory unchanged since another commit was searched costs nothing."""
         root = self._root(commit)
-        self._read_below(root)
-        found: list[str] = []
-        self._collect_named(root, "", name, found)
-        return found
+        if (root, name) not in self._named_below:
+            self._read_below(root)
+        return list(self._named(root, name))
 
-    def _collect_named(self, sha: str, prefix: str, name: str, found: list[str]) -> None:
-        for entry_name, entry in self._tree_object(sha).items():
-            if entry.kind != "tree":
-                if entry_name == name:
-                    found.append(prefix + entry_name)
-                continue
-            names = self._names_in(entry.sha)
-            if names is None or name in names:
-                self._collect_named(entry.sha, f"{prefix}{entry_name}/", name, found)
+    def _named(self, sha: str, name: str) -> tuple[str, ...]:
+        """The paths, relative to the tree ``sha``, of the files below it named ``name``; kept
+        by tree, so a commit that changed one directory searches only the trees it changed."""
+        found = self._named_below.get((sha, name))
+        if found is None:
+            paths: list[str] = []
+            for entry_name, entry in self._tree_object(sha).items():
+                if entry.kind != "tree":
+                    if entry_name == name:
+                        paths.append(entry_name)
+                    continue
+                names = self._names_in(entry.sha)
+                if names is None or name in names:
+                    paths.extend(f"{entry_name}/{path}" for path in self._named(entry.sha, name))
+            found = self._named_below[sha, name] = tuple(paths)
+        return found
 
     def _read_below(self, sha: str) -> None:
         """Read every tree below ``sha`` not read yet, one exchange with git per level."""

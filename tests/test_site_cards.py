@@ -100,6 +100,34 @@ def test_a_card_holds_the_cited_lines_and_is_shared_by_the_same_target(cards_kb)
     assert [kind for _, kind, _ in entries] == ["function", "class", "method", "method"]
 
 
+def test_a_symbol_without_lines_links_to_its_definition_as_its_card_shows_it(cards_kb):
+    cards_kb.page(
+        "symbols.md",
+        """\
+        ---
+        title: Symbols
+        ---
+        # Symbols
+
+        The method is `lib/core.py:Beta.gamma`, the step `lib/long.py:step_3()`; a name the
+        file lacks, `lib/core.py:nothing_here`, keeps the whole file.
+        """,
+    )
+    result = mkdocs_build(cards_kb.root, "--no-strict")
+    assert result.returncode == 0, result.stderr
+    page = (cards_kb.root / "site" / "symbols" / "index.html").read_text("utf-8")
+    links = re.findall(r'<a href="([^"]+)" data-kb-card="([\w-]+)"><code>([^<]+)', page)
+    href = {text: url for url, _, text in links}
+    base = f"https://github.com/acme/lib/blob/{cards_kb.pin}"
+    gamma = next(n for n, line in enumerate(CORE_PY.splitlines(), 1) if "def gamma" in line)
+    assert href["lib/core.py:Beta.gamma"] == f"{base}/lib/core.py#L{gamma}-L{gamma + 1}"
+    assert href["lib/long.py:step_3()"] == f"{base}/lib/long.py#L7-L8"
+    assert href["lib/core.py:nothing_here"] == f"{base}/lib/core.py"
+    card = _templates(page)[dict((text, card) for _, card, text in links)["lib/core.py:Beta.gamma"]]
+    assert [number for number, _ in _card_lines(card)] == [gamma, gamma + 1]
+    assert f'href="{base}/lib/core.py#L{gamma}-L{gamma + 1}"' in card
+
+
 def test_a_long_range_embeds_card_lines_and_says_how_many_more(cards_kb):
     _options(cards_kb, "      card_lines: 30\n")
     result = mkdocs_build(cards_kb.root, "--no-strict")

@@ -180,9 +180,7 @@ class CardMaker:
         forge = forge_name(upstream.web_url)
         start, end = target.start, target.end
         if start is None and target.symbol:
-            spans = symbol_definitions(blob.line_tuple, target.symbol)
-            if spans:
-                start, end = spans[0]
+            start, end = _definition(blob, target.symbol) or (None, None)
         if start is None:
             where = words["file"]
             body = self._outline(upstream, target, blob, words)
@@ -200,6 +198,16 @@ class CardMaker:
             f"{escape(words['open'].format(forge=forge))}</a>"
         )
         return f"{head}{body}{foot}"
+
+    def symbol_lines(self, resolved: ResolvedRef) -> tuple[int, int] | None:
+        """The lines of the definition a reference without lines names (``x.py:Trainer.fit``),
+        as its card shows them: for its link to lead there too, not to the top of the file."""
+        target = _target(resolved)
+        if target is None or target.symbol is None:
+            return None
+        upstream = self.upstreams.get(target.upstream)
+        blob = self._blob(upstream, target) if upstream is not None else None
+        return None if blob is None else _definition(blob, target.symbol)
 
     def _blob(self, upstream: Upstream, target: Target) -> BlobText | None:
         if self.store is None:
@@ -291,6 +299,12 @@ class CardMaker:
             f'<p class="kb-card__label">{escape(words["outline"])}</p>'
             f'<ul class="kb-card__outline">{"".join(items)}</ul>{note}'
         )
+
+
+def _definition(blob: BlobText, symbol: str) -> tuple[int, int] | None:
+    """The first definition of ``symbol`` in the blob (where a reader looks first)."""
+    spans = symbol_definitions(blob.line_tuple, symbol)
+    return spans[0] if spans else None
 
 
 def _target(resolved: ResolvedRef) -> Target | None:

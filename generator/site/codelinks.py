@@ -29,7 +29,7 @@ from __future__ import annotations
 import bisect
 import re
 import string
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import NamedTuple, Protocol, TypeVar
@@ -160,8 +160,11 @@ def plan_linked_refs(
     layout: MarkdownLayout,
     resolved_refs: Iterable[ResolvedRef],
     upstreams: dict[str, Upstream],
+    symbol_lines: Callable[[ResolvedRef], tuple[int, int] | None] | None = None,
 ) -> list[tuple[CodeLink, ResolvedRef]]:
-    """`plan_links`, each link with the reference it links (for what is shown with it)."""
+    """`plan_links`, each link with the reference it links (for what is shown with it). A
+    reference naming a symbol and no lines links to the lines ``symbol_lines`` gives for it,
+    when given and found."""
     taken = taken_spans(layout)
     candidates: list[tuple[CodeLink, ResolvedRef]] = []
     for resolved in resolved_refs:
@@ -177,8 +180,11 @@ def plan_linked_refs(
         placed = ref_span(layout, ref, taken)
         if placed is None:
             continue
+        first, last = ref.start, ref.end
+        if first is None and ref.symbol and symbol_lines is not None:
+            first, last = symbol_lines(resolved) or (None, None)
         start, end = placed
-        url = code_url(upstream, resolved.commit, path, ref.start, ref.end, ref.is_directory)
+        url = code_url(upstream, resolved.commit, path, first, last, ref.is_directory)
         if url is None:
             continue
         title = f"{upstream.name}@{resolved.commit[:7]}"

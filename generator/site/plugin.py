@@ -585,7 +585,11 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         marks."""
         assert page.text is not None
         layout = scan(page.text, page.body_start)
-        pairs = plan_linked_refs(layout, refs, upstreams) if self.config.code_links else []
+        pairs = (
+            plan_linked_refs(layout, refs, upstreams, cards.symbol_lines)
+            if self.config.code_links
+            else []
+        )
         pairs = anchor_held(pairs)
         templates = ""
         if self.config.code_cards:

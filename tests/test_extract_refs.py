@@ -228,6 +228,21 @@ def test_whole_file_ref_in_code_span_needs_a_routed_prefix():
     ]
 
 
+def test_whole_file_absolute_path_needs_a_routed_part_below_its_first_directory():
+    options = ExtractOptions(route_prefixes=("slime/", "tools/"))
+    refs = refs_of(
+        "`/home/bob/slime/slime/x.py` `~/src/slime/tools/run.sh` `C:/Users/bob/slime/slime/y.py`\n"
+        "`/tools/run.sh` `/slime/x.py` `~/slime/x.py` `/etc/hosts` `/home/bob/slime/slime/`\n"
+        "`/usr/lib/python3/os.py` `C:/Windows/x.dll` `https://x.org/a/slime/x.py`\n",
+        options=options,
+    )
+    assert [(r.form, r.path, r.text, r.column) for r in refs] == [
+        (RefForm.ABSOLUTE, "/home/bob/slime/slime/x.py", "/home/bob/slime/slime/x.py", 2),
+        (RefForm.ABSOLUTE, "~/src/slime/tools/run.sh", "~/src/slime/tools/run.sh", 31),
+        (RefForm.ABSOLUTE, "/Users/bob/slime/slime/y.py", "/Users/bob/slime/slime/y.py", 60),
+    ]
+
+
 def test_crlf_and_bom_positions():
     raw = "\ufeff---\r\ntitle: x\r\n---\r\nSee a/b.py:3\r\n".encode()
     page = parse_page(raw, None, "p.md", "p.md")  # type: ignore[arg-type]

@@ -530,6 +530,30 @@ def test_a_windows_path_loses_its_drive_with_its_local_root(
     assert "And minitrain/config.py (lines 40-41) too." in body
 
 
+def test_a_whole_file_cited_by_its_absolute_path_is_written_from_the_repository_root(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file cited whole by a path on the author's machine was neither reported nor
+    rewritten; paths that only look alike stay as written."""
+    notes = tmp_path / "whole.md"
+    silent = "Not `/etc/hosts`, `/tools/run.sh`, `/usr/lib/python3/os.py` or `~/minitrain/`."
+    notes.write_text(
+        "# Whole\n\nThe packer is `/home/alice/src/minitrain/minitrain/data/packing.py`; on "
+        "Windows `C:/Users/bob/minitrain/minitrain/config.py`.\n\n"
+        f"{silent}\n\nGone: `/home/alice/src/minitrain/minitrain/data/gone.py`.\n",
+        "utf-8",
+    )
+    assert run(str(notes), "--spec", "001-minitrain-knowledge-base") == 1
+    out = capsys.readouterr().out
+    body = read_page(kb / "docs" / "analysis" / "whole.md").body
+    assert "The packer is `minitrain/data/packing.py`; on Windows `minitrain/config.py`." in body
+    assert silent in body
+    # A file the pin lacks stays as written, reported in its directory, not a folder deeper.
+    assert "Gone: `/home/alice/src/minitrain/minitrain/data/gone.py`." in body
+    assert "error[file-missing] 'minitrain/data/gone.py' does not exist" in out
+    assert "/etc/hosts" not in out and "run.sh" not in out and "os.py" not in out
+
+
 def test_a_dry_run_finds_the_links_between_its_own_pages(
     kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

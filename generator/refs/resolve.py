@@ -634,16 +634,28 @@ class Resolver:
                 f"path '{ref.path}' contains '..'; nothing outside a repository is read",
             )
             return
-        fallback: tuple[Upstream, str] | None = None
+        routed: list[tuple[Upstream, str]] = []
         found: tuple[Upstream, str] | None = None
         for index in range(len(parts)):
             suffix = "/".join(parts[index:])
             upstream = self._route(suffix)
             if upstream is not None:
-                fallback = fallback or (upstream, suffix)
+                routed.append((upstream, suffix))
                 if self._has_file(upstream, context, suffix):
                     found = (upstream, suffix)
                     break
+        # A file missing at the commit is reported where its directory is; with no such
+        # directory, at the shortest routed path: a clone is often named as the package it
+        # holds (`/home/bob/slime/slime/x.py`), and its folder is no part of the repository.
+        fallback = next(
+            (
+                (upstream, suffix)
+                for upstream, suffix in routed
+                if "/" in suffix
+                and self._has_directory(upstream, context, suffix.rpartition("/")[0])
+            ),
+            routed[-1] if routed else None,
+        )
         if found is None:
             for index in range(len(parts)):
                 suffix = "/".join(parts[index:])
@@ -743,6 +755,11 @@ class Resolver:
         """Whether ``path`` is a file (or link, or submodule) at the page's commit."""
         found = self._at_commit(upstream, context)
         return found is not None and found[0].entry(found[1], path) is not None
+
+    def _has_directory(self, upstream: Upstream, context: PageContext, path: str) -> bool:
+        """Whether ``path`` is a directory at the page's commit."""
+        found = self._at_commit(upstream, context)
+        return found is not None and found[0].is_directory(found[1], path)
 
     def _commit_missing(self, upstream: Upstream, context: PageContext) -> bool:
         commit = self.commit_for(upstream, context)

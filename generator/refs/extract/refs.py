@@ -10,6 +10,8 @@ Recognised forms::
     https://github.com/OWNER/REPO/blob/<rev>/path.py#L10-L20   permalink
     `slime/backends/fsdp_utils/actor.py`                a whole file, in a code span, when the
                                                         path starts with an upstream's prefix
+    `/home/alice/slime/slime/backends/x.py`             one as an absolute local path, when a
+                                                        part of it starts with such a prefix
 
 A range is ``10``, ``10-20``, ``10–20``, ``10~20``, ``L10-L20`` or ``#L10-L20``; a full-width colon
 ``：`` works like ``:``. Inside fenced code blocks only comments are searched (text after ``#``,
@@ -495,20 +497,30 @@ def _permalink_record(
 def _whole_file_records(
     layout: MarkdownLayout, prefixes: tuple[str, ...], found: Iterable[RefRecord]
 ) -> list[RefRecord]:
-    """Code spans that hold nothing but a routed repository path: a reference to a whole file."""
+    """Code spans that hold nothing but a routed repository path: a reference to a whole file.
+    An absolute local path (``/home/bob/src/slime/slime/x.py``) is one too when a part of it
+    from a directory on starts with a prefix: a file of a clone on someone's machine."""
     taken = {(record[0], record[1]) for record in found}
     records: list[RefRecord] = []
     for match in layout.code_span_matches:
         written = match[2]
         code = written.strip()
+        drive = 2 if _WINDOWS_DRIVE.match(code) else 0  # C:/Users/...: left to the text before
+        code = code[drive:]
         # The cheapest test first: most code spans hold something other than a bare path.
         if not _PATH_SHAPE.fullmatch(code.rstrip("/")):
             continue
-        if not code.startswith(prefixes) or not _looks_like_file(code):
+        form = _form_of(code)
+        if form is RefForm.ABSOLUTE:
+            if code.endswith("/") or not _ends_under(code, prefixes):
+                continue
+        elif not code.startswith(prefixes):
+            continue
+        if not _looks_like_file(code):
             continue
         span_start, span_end = match.span()
         ticks = (span_end - span_start - len(written)) // 2
-        offset = span_start + ticks + written.index(code)
+        offset = span_start + ticks + written.index(code, drive)
         line, column = layout.position(offset)
         if (line, column) in taken:
             continue
@@ -517,7 +529,7 @@ def _whole_file_records(
                 line,
                 column,
                 code,
-                RefForm.PATH,
+                form if form is RefForm.ABSOLUTE else RefForm.PATH,
                 code.rstrip("/"),
                 None,
                 None,
@@ -531,6 +543,21 @@ def _whole_file_records(
             )
         )
     return records
+
+
+_WINDOWS_DRIVE = re.compile(r"[A-Za-z]:/")
+
+
+def _ends_under(path: str, prefixes: tuple[str, ...]) -> bool:
+    """Whether the absolute ``path``, from one of its directories on, starts with a prefix. The
+    clone's own directory comes first, so a prefix right at the root (``/tools/run.sh``, a
+    route of a server more likely than a clone at ``/``) does not count."""
+    at = path.find("/", path.find("/") + 1)
+    while at != -1:
+        if path.startswith(prefixes, at + 1):
+            return True
+        at = path.find("/", at + 1)
+    return False
 
 
 def _symbol_near(layout: MarkdownLayout, start: int, end: int, in_code_block: bool) -> str | None:

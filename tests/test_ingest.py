@@ -562,7 +562,12 @@ def test_a_dry_run_finds_the_links_between_its_own_pages(
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "A_Page.md").write_text("# A\n\nSee [b](Hash_Name.md#b) and [x](gone.md).\n")
-    (notes / "Hash_Name.md").write_text("# B\n\nBack to [a](A_Page.md).\n")
+    # From the docs root, and a directory for its index page, as the link checker reads them.
+    (notes / "Hash_Name.md").write_text(
+        "# B\n\nBack to [a](A_Page.md), [a](/analysis/a-page.md) and [g](guide/).\n"
+    )
+    (notes / "guide").mkdir()
+    (notes / "guide" / "index.md").write_text("# Guide\n\nSee [b](../hash-name.md).\n")
     spec = "001-minitrain-knowledge-base"
     for dry in (["--dry-run"], []):
         run(str(notes), "--spec", spec, "--rename", "kebab", *dry)

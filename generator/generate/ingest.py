@@ -814,8 +814,14 @@ def _links_to_planned_pages_kept(pages: Sequence[Ingested], docs_root: Path) -> 
             if finding.check != "link-missing" or not finding.text:
                 return False
             target = unquote(finding.text.partition("#")[0].partition("?")[0])
-            joined = posixpath.join(posixpath.dirname(rel), target)
-            return posixpath.normpath(joined) in planned
+            # As the link checker reads it: from the docs root for `/x.md`, and a directory
+            # for its index page.
+            if target.startswith("/"):
+                joined = target.lstrip("/")
+            else:
+                joined = posixpath.join(posixpath.dirname(rel), target)
+            path = posixpath.normpath(joined)
+            return any(name in planned for name in (path, f"{path}/index.md", f"{path}/README.md"))
 
         page.findings = [finding for finding in page.findings if not to_planned(finding)]
 

@@ -585,6 +585,34 @@ def test_a_reference_already_wrong_stays_reported_after_syncs_that_make_its_line
     assert (root / "docs" / "u.md").read_text("utf-8").count("status: was-broken") == 2
 
 
+def test_a_reference_whose_quote_its_lines_lack_stays_held_where_it_was_wrong(tmp_path):
+    """A draft cites the lines of `first()` and quotes `second()` under them. Once the code
+    moves, those line numbers hold `second()`: rewritten along with `first()`, the reference
+    would keep quoting code its new lines lack; kept as written, its quote would pass at the
+    new pin though nobody corrected it. Sync holds it at the old pin, where it was wrong."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
+    new = repo.commit({"pkg/u.py": SECOND + "\n" + FIRST}, "reorder")
+    quote = "```python\n" + SECOND + "```\n"
+    root = _kb(
+        tmp_path,
+        repo,
+        old,
+        {"q.md": f"# Q\n\nThe sum, `pkg/u.py:1-3`:\n\n{quote}\nAnd `pkg/u.py:1-3` again.\n"},
+    )
+    assert [(f["check"], f["line"]) for f in _findings(root)] == [("quote-elsewhere", 3)]
+    _sync(root, new)
+    page = (root / "docs" / "q.md").read_text("utf-8")
+    assert "The sum, `pkg/u.py:1-3`:" in page  # as written, held at the old pin
+    assert "And `pkg/u.py:5-7` again." in page  # the other one followed its code
+    assert page.count("status: was-broken") == 1
+    report = json.loads(next((root / ".cache" / "reports").glob("*.json")).read_text())
+    assert report["summary"] == {"moved": 1, "was-broken": 1}
+    # Still reported where it was wrong, until a person corrects it.
+    held = sorted((f["check"], f["text"]) for f in _findings(root))
+    assert held == [("quote-elsewhere", "pkg/u.py:1-3"), ("ref-needs-review", "pkg/u.py:1-3")]
+
+
 def test_a_deleted_duplicate_names_the_definition_that_was_there_all_along(tmp_path):
     """`work` was duplicated in b.py before the old pin, and the sync deletes the copy in
     a.py: the cited lines are gone (the other copy is not where they went), and the report

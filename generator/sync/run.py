@@ -34,6 +34,8 @@ from generator.files import atomic_write
 from generator.kb.pages import Page, load_page, render_page
 from generator.model import CodeRef, Finding, RefForm, Severity, Upstream
 from generator.refs.extract import ExtractOptions, extract_headings, extract_refs, scan
+from generator.refs.extract.evidence import collect_evidence
+from generator.refs.extract.refs import ref_records
 from generator.refs.resolve import PageContext, Resolver, page_context
 from generator.refs.rewrite import rewrite_apart, rewrite_ref
 from generator.sync.journal import Journal
@@ -329,7 +331,12 @@ def _plan_page(
     plan = PagePlan(page, reanchorer.old, options=verifier.options)
     held_keys = _held_keys(page.meta)
     occurrences: Counter[str] = Counter()
-    for ref in extract_refs(layout, page.display, verifier.options):
+    records = ref_records(layout, verifier.options)
+    # The code the page quotes for its references: a quote the old lines do not hold makes a
+    # reference as wrong there as an error of its own (`_contradicts`).
+    evidence = collect_evidence(layout, records, weak=False) if verifier.proving else {}
+    for index, record in enumerate(records):
+        ref = CodeRef(page.display, *record)
         occurrences[ref.text] += 1
         offset = layout.line_starts[ref.line - 1] + ref.column - 1
         held_index = held_keys.get((ref.text, occurrences[ref.text]))
@@ -372,6 +379,9 @@ def _plan_page(
         if resolved.upstream != upstream.name or resolved.path is None:
             continue
         broken = [f for f in resolved.findings if _contradicts(f)]
+        if not broken and index in evidence and resolved.commit == reanchorer.old:
+            proof = verifier.prover.prove(ref, resolved, evidence[index], context)
+            broken = [f for f in proof if _contradicts(f)]
         if broken or resolved.commit != reanchorer.old:
             if broken:
                 drift = Drift(
@@ -430,8 +440,9 @@ def _plan_page(
 
 def _contradicts(finding: Finding) -> bool:
     """Whether a finding at the old commit says the reference was already wrong there: an
-    error, or a symbol named beside it that the file does not hold (its lines are then not
-    the code the page speaks of, and following them would carry the mistake along)."""
+    error (the code it quotes is not in its lines, say), or a symbol named beside it that the
+    file does not hold (its lines are then not the code the page speaks of, and following them
+    would carry the mistake along)."""
     return finding.severity is Severity.ERROR or finding.check == "symbol-not-found"
 
 

@@ -319,14 +319,26 @@ class Reanchorer:
                 copies = self._copies(block, where, step)
                 if copies and not self._kept_despite(copies, where, position, block):
                     heir = self._heir(where, copies, position, block, path, start)
+                    if heir is None and self._copies_gone(copies, where, position, block):
+                        heir = where
                     if heir is None:
-                        return self._ambiguous(
-                            drift,
-                            self._carried([where, *copies], position, block),
-                            "the cited code now appears in more than one place",
-                        )
+                        carried = self._carried([where, *copies], position, block)
+                        return self._ambiguous(drift, carried, self._copied(carried, block, step))
                     where = heir
         return self._arrived(drift, block, where, symbol)
+
+    def _copied(self, carried: list[tuple[str, int, int]], block: list[str], step: Step) -> str:
+        """Why a reference whose code ``step`` copied is ambiguous: more than one place holds
+        it at the new commit, or the copy made it impossible to tell which place the page means
+        though later commits left fewer."""
+        holding = sum(self._holds(at, block) for at in carried)
+        if holding > 1:
+            return "the cited code now appears in more than one place"
+        return (
+            f"commit {step.commit[:7]} copied the cited code, and which copy the page means "
+            f"cannot be told; {'one place holds' if holding else 'no place holds'} it at the "
+            "new commit"
+        )
 
     def _restored(
         self,
@@ -374,6 +386,24 @@ class Reanchorer:
             return False
         original = self._carry(where, position)
         return original is not None and self._holds(original, block)
+
+    def _copies_gone(
+        self,
+        copies: list[tuple[str, int, int]],
+        where: tuple[str, int, int],
+        position: int,
+        block: list[str],
+    ) -> bool:
+        """Whether the copies the commit at ``position`` made hold the cited code no longer at
+        the new commit, while the cited lines, followed, still do: the code is in one place
+        again, and it is the one the lines lead to."""
+        original = self._carry(where, position)
+        if original is None or not self._holds(original, block):
+            return False
+        return not any(
+            (carried := self._carry(copy, position)) is not None and self._holds(carried, block)
+            for copy in copies
+        )
 
     def _heir(
         self,

@@ -290,6 +290,27 @@ def test_symbol_in_a_comment_or_docstring_does_not_count(kb):
     ]
 
 
+def test_a_class_s_method_is_not_said_to_be_used_where_another_object_s_is(kb):
+    """`Trainer.fit` cited in a file that defines no such method and calls `model.fit()`:
+    the hint pointed at that call, another object's method, as where `fit` is first used."""
+    repo = kb.new_upstream("lib")
+    sha = repo.commit(
+        {
+            "lib/run.py": "from lib.train import Trainer\n\n\ndef main(model, data):\n"
+            "    model.fit(data)\n    return Trainer.fit(model, data)\n",
+            "lib/net.py": "class Net:\n    def fit(self, data):\n        return data\n\n\n"
+            "def go(net):\n    return net.fit(1)\n",
+        },
+        "init",
+    )
+    kb.add_upstream("lib", repo, sha)
+    kb.page("p.md", "`Trainer.fit()` (lib/run.py:1-2), `Trainer.fit()` (lib/net.py:6)\n")
+    assert [(f.check, f.suggestion) for f in kb.verify().findings] == [
+        ("symbol-not-in-range", "it is first used in code at lib/run.py:6"),
+        ("symbol-not-in-range", "another `fit` is defined at lib/net.py:2-3"),
+    ]
+
+
 def test_range_inside_the_named_symbols_body_is_fine(lib_kb):
     # Line 12 is inside `gamma` (lines 11-12) even though the name is not on it.
     assert checks(lib_kb, "the return in `gamma()` (lib/core.py:12)\n") == []

@@ -1085,7 +1085,26 @@ class Resolver:
             )
             return
         used = first_use(blob, name, python)
-        if used is not None:
+        if used is not None and owner:
+            # `model.fit(...)` is no use of `Trainer.fit`: only one written with the class's
+            # name is, and a `fit` of another class is named as that.
+            hint = None
+            qualified = next(
+                (
+                    number
+                    for number, line in enumerate(blob.lines, 1)
+                    if identifier_columns(line, f"{owner}.{name}")
+                    and (not python or blob.occurs_in_code(name, number, number))
+                ),
+                None,
+            )
+            others = definitions(blob.line_tuple, name)
+            if qualified is not None:
+                hint = f"it is first used in code at {path}:{qualified}"
+            elif others:
+                hint = f"another `{name}` is defined at {_spans_text(path, others)}"
+            self._add(result, "symbol-not-in-range", message, hint)
+        elif used is not None:
             self._add(
                 result,
                 "symbol-not-in-range",

@@ -616,3 +616,43 @@ def test_a_quote_the_pin_holds_whole_at_other_lines_does_not_blame_the_pin(kb: K
     quote = SLEEP_QUOTE.replace("non_blocking=True)", "non_blocking=True, pinned=True)")
     kb.page("a.md", f"The method (`lib/actor.py:15-22`):\n\n{quote}\n")
     assert not [f for f in findings(kb) if "written against" in f.message]
+
+
+def _function(number: int, edited: bool = False) -> str:
+    factor = "gamma" if edited else "beta"
+    return (
+        f"def step_{number}(batch_{number}, weights_{number}):\n"
+        f"    scaled_{number} = batch_{number} * weights_{number}.{factor}_{number}\n"
+        f"    shifted_{number} = scaled_{number} + weights_{number}.offset_{number}\n"
+        f"    return shifted_{number}.clamp(min=-{number}, max={number})\n"
+    )
+
+
+def test_many_edited_quotes_leave_the_history_hint_of_a_quote_found_nowhere(
+    kb: KB, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A hundred quotes held in part by their lines (written against an older commit) used up
+    the history searches of the run: a later quote found nowhere at the pin lost the commit
+    that has it, and `kb pin suggest` with it. Each question has its own budget now, and the
+    run says when one is used up."""
+    repo = kb.new_upstream("lib")
+    count = 101  # one more than a budget
+    old = repo.commit({"lib/many.py": "\n\n".join(_function(n) for n in range(count + 1))}, "Steps")
+    pin = repo.commit(
+        {"lib/many.py": "\n\n".join(_function(n, edited=True) for n in range(count))},
+        "Use gamma; drop the last step",
+    )
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+
+    def cited(number: int, quoted: int) -> str:
+        start = number * 6 + 1
+        return f"Step (`lib/many.py:{start}-{start + 3}`):\n\n```python\n{_function(quoted)}```\n"
+
+    kb.page("a.md", "\n".join(cited(n, n) for n in range(count)))
+    kb.page("z.md", cited(0, count))
+    found = findings(kb)
+    # The last quote held in part is past its budget: not searched, so not reported.
+    assert [f.check for f in found] == ["quote-elsewhere"] * (count - 1) + ["quote-not-found"]
+    assert found[-1].page == "docs/z.md" and f"lib@{old[:7]}" in found[-1].message
+    assert found[-1].suggestion == "kb pin suggest docs/z.md"
+    assert "100 quotes held in part by their lines were searched for" in caplog.text

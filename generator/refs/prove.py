@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import re
 import subprocess
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -56,7 +57,9 @@ log = logging.getLogger(__name__)
 MAX_OTHER_FILE_SEARCHES = 200
 """Searches of a whole upstream for a quote not in its file, per run (each is a ``git grep``)."""
 MAX_HISTORY_SEARCHES = 100
-"""Searches of a file's history for a quote found nowhere at the pin, per run."""
+"""Searches of a file's history per run for each of two questions: at which commit a quote
+found nowhere at the pin is, and whether a quote the cited lines hold in part is whole at
+another commit (a budget each: many edited quotes must not leave the first without answers)."""
 _MAX_CANDIDATE_FILES = 20
 _MAX_LISTED = 4
 _TOKEN = re.compile(r"[^\s]{8,}")
@@ -88,7 +91,8 @@ class Prover:
         self._elsewhere_in_time: dict[tuple[int, str, str, bool], str | None] = {}
         self._targets: dict[tuple[str | None, str | None, str | None], _Target | None] = {}
         self.other_file_searches = 0
-        self.history_searches = 0
+        self.history_searches: Counter[bool] = Counter()
+        """History searches made, by whether they look for the whole quote (see `_in_history`)."""
 
     def prove(
         self,
@@ -374,9 +378,17 @@ class Prover:
         if key in self._elsewhere_in_time:
             return self._elsewhere_in_time[key]
         self._elsewhere_in_time[key] = None
-        if self.history_searches >= MAX_HISTORY_SEARCHES:
+        if self.history_searches[whole] >= MAX_HISTORY_SEARCHES:
+            if self.history_searches[whole] == MAX_HISTORY_SEARCHES:
+                self.history_searches[whole] += 1  # said once
+                log.warning(
+                    "%d quotes %s searched for in their files' history: later ones are not "
+                    "(a limit of the run, for its time)",
+                    MAX_HISTORY_SEARCHES,
+                    "held in part by their lines were" if whole else "found nowhere were",
+                )
             return None
-        self.history_searches += 1
+        self.history_searches[whole] += 1
         store = self.stores.store(target.upstream)
         histories = self._histories.setdefault(target.upstream.name, {})
         history = history_for(store, target.commit, target.upstream.branch, histories)

@@ -534,13 +534,20 @@ def test_a_whole_file_cited_by_its_absolute_path_is_written_from_the_repository_
     kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A file cited whole by a path on the author's machine was neither reported nor
-    rewritten; paths that only look alike stay as written."""
+    rewritten. Only a path naming a file at the commit is: a folder called after the project
+    (a dataset, an environment, a run's output) or a file the commit lacks stays as written,
+    unreported, and so does anything that only looks alike."""
     notes = tmp_path / "whole.md"
-    silent = "Not `/etc/hosts`, `/tools/run.sh`, `/usr/lib/python3/os.py` or `~/minitrain/`."
+    silent = (
+        "Not `/etc/hosts`, `/tools/run.sh`, `/usr/lib/python3/os.py`, `~/minitrain/`, "
+        "`/opt/conda/envs/minitrain/bin/python`, `/root/datasets/minitrain/math.jsonl`, "
+        "`/root/minitrain/minitrain`, `/data/minitrain/ckpt/model.pt` or "
+        "`/home/alice/src/minitrain/minitrain/data/gone.py`."
+    )
     notes.write_text(
         "# Whole\n\nThe packer is `/home/alice/src/minitrain/minitrain/data/packing.py`; on "
         "Windows `C:/Users/bob/minitrain/minitrain/config.py`.\n\n"
-        f"{silent}\n\nGone: `/home/alice/src/minitrain/minitrain/data/gone.py`.\n",
+        f"{silent}\n\nGone: `/home/alice/src/minitrain/minitrain/data/gone.py:3`.\n",
         "utf-8",
     )
     assert run(str(notes), "--spec", "001-minitrain-knowledge-base") == 1
@@ -548,10 +555,11 @@ def test_a_whole_file_cited_by_its_absolute_path_is_written_from_the_repository_
     body = read_page(kb / "docs" / "analysis" / "whole.md").body
     assert "The packer is `minitrain/data/packing.py`; on Windows `minitrain/config.py`." in body
     assert silent in body
-    # A file the pin lacks stays as written, reported in its directory, not a folder deeper.
-    assert "Gone: `/home/alice/src/minitrain/minitrain/data/gone.py`." in body
+    # Cited with lines, a file the pin lacks is reported in its directory, not a folder deeper.
+    assert "Gone: `/home/alice/src/minitrain/minitrain/data/gone.py:3`." in body
+    findings = [line for line in out.splitlines() if "warning[" in line or "error[" in line]
+    assert len(findings) == 2, findings
     assert "error[file-missing] 'minitrain/data/gone.py' does not exist" in out
-    assert "/etc/hosts" not in out and "run.sh" not in out and "os.py" not in out
 
 
 def test_a_dry_run_finds_the_links_between_its_own_pages(

@@ -266,7 +266,8 @@ class Ingester:
         self.manifest = manifest
         self.docs_root = docs_root.resolve()
         self.options = options
-        self.verifier = Verifier(manifest, self.docs_root)
+        # Absolute paths cited whole are read too, to be written from the repository root.
+        self.verifier = Verifier(manifest, self.docs_root, absolute_whole_files=True)
         self._pages: dict[str, Page] | None = None
         self._scratch = tempfile.TemporaryDirectory(prefix="kb-ingest-")
         self.renamed: dict[Path, Path] = {}

@@ -667,6 +667,8 @@ class Resolver:
                 if len(owners) == 1:
                     found = (owners[0], suffix)
                     break
+        if found is None and ref.start is None:
+            return  # a path cited whole is a reference only when it names a file (ingest)
         target = found or fallback
         if target is None:
             self._add(

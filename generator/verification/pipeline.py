@@ -471,7 +471,10 @@ class Verifier:
         docs_root: Path,
         ignore: Iterable[str] = (),
         cache: VerifyCache | None = None,
+        absolute_whole_files: bool = False,
     ) -> None:
+        """``absolute_whole_files``: read absolute local paths cited whole as references too
+        (`ExtractOptions.absolute_whole_files`)."""
         self.manifest = manifest
         self.cache = cache
         self.docs_root = docs_root.resolve()
@@ -492,7 +495,11 @@ class Verifier:
             if upstream.web_url and "://" in upstream.web_url:
                 hosts.add(upstream.web_url.split("://", 1)[1].split("/", 1)[0].lower())
         prefixes = tuple(p for u in manifest.upstreams.values() for p in u.prefixes)
-        self.options = ExtractOptions(permalink_hosts=frozenset(hosts), route_prefixes=prefixes)
+        self.options = ExtractOptions(
+            permalink_hosts=frozenset(hosts),
+            route_prefixes=prefixes,
+            absolute_whole_files=absolute_whole_files,
+        )
         self._parsed: dict[str, _Parsed] = {}
         # The pages of the run in progress, by rel (the last one wins, as in `parsed_page`), and
         # those of them already read: a link may need a page's anchors before its turn comes.

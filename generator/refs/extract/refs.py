@@ -12,6 +12,7 @@ Recognised forms::
                                                         path starts with an upstream's prefix
     `/home/alice/slime/slime/backends/x.py`             one as an absolute local path, when a
                                                         part of it starts with such a prefix
+                                                        (for ingest only: `ExtractOptions`)
 
 A range is ``10``, ``10-20``, ``10–20``, ``10~20``, ``L10-L20`` or ``#L10-L20``; a full-width colon
 ``：`` works like ``:``. Inside fenced code blocks only comments are searched (text after ``#``,
@@ -185,6 +186,11 @@ class ExtractOptions:
     """Hosts whose ``/OWNER/REPO/blob/...`` URLs are permalinks to code."""
     route_prefixes: tuple[str, ...] = ()
     """Prefixes (``slime/``) that make a bare path in a code span a whole-file reference."""
+    absolute_whole_files: bool = False
+    """Whether an absolute local path in a code span, cited whole, is a reference too when a
+    part of it starts with a prefix (for ingest, to write it from the repository root). Left
+    off elsewhere: `/root/slime/ckpt/model.pt` names a folder called after the project far more
+    often than a clone, and the resolver keeps only those that name a file (`_resolve_absolute`)."""
 
 
 RefRecord = tuple[
@@ -318,7 +324,11 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
             )
 
     if options.route_prefixes:
-        records.extend(_whole_file_records(layout, options.route_prefixes, records))
+        records.extend(
+            _whole_file_records(
+                layout, options.route_prefixes, records, options.absolute_whole_files
+            )
+        )
     split, consumed = _split_records(layout, body, records)
     if consumed:  # a path cell or phrase's path: part of a reference with lines, not one itself
         records = [
@@ -495,24 +505,27 @@ def _permalink_record(
 
 
 def _whole_file_records(
-    layout: MarkdownLayout, prefixes: tuple[str, ...], found: Iterable[RefRecord]
+    layout: MarkdownLayout,
+    prefixes: tuple[str, ...],
+    found: Iterable[RefRecord],
+    absolute: bool = False,
 ) -> list[RefRecord]:
     """Code spans that hold nothing but a routed repository path: a reference to a whole file.
-    An absolute local path (``/home/bob/src/slime/slime/x.py``) is one too when a part of it
-    from a directory on starts with a prefix: a file of a clone on someone's machine."""
+    With ``absolute``, an absolute local path (``/home/bob/src/slime/slime/x.py``) is one too
+    when a part of it from a directory on starts with a prefix: maybe a file of a clone."""
     taken = {(record[0], record[1]) for record in found}
     records: list[RefRecord] = []
     for match in layout.code_span_matches:
         written = match[2]
         code = written.strip()
-        drive = 2 if _WINDOWS_DRIVE.match(code) else 0  # C:/Users/...: left to the text before
+        drive = 2 if absolute and _WINDOWS_DRIVE.match(code) else 0  # C:/...: the text before
         code = code[drive:]
         # The cheapest test first: most code spans hold something other than a bare path.
         if not _PATH_SHAPE.fullmatch(code.rstrip("/")):
             continue
         form = _form_of(code)
         if form is RefForm.ABSOLUTE:
-            if code.endswith("/") or not _ends_under(code, prefixes):
+            if not absolute or code.endswith("/") or not _ends_under(code, prefixes):
                 continue
         elif not code.startswith(prefixes):
             continue

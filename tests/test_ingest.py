@@ -572,7 +572,8 @@ def test_a_dry_run_finds_the_links_between_its_own_pages(
     (notes / "A_Page.md").write_text("# A\n\nSee [b](Hash_Name.md#b) and [x](gone.md).\n")
     # From the docs root, and a directory for its index page, as the link checker reads them.
     (notes / "Hash_Name.md").write_text(
-        "# B\n\nBack to [a](A_Page.md), [a](/analysis/a-page.md) and [g](guide/).\n"
+        "# B\n\nBack to [a](A_Page.md), [a](/analysis/a-page.md) and [g](guide/); not to "
+        "[a](/analysis/a-page.md#nope).\n"
     )
     (notes / "guide").mkdir()
     (notes / "guide" / "index.md").write_text("# Guide\n\nSee [b](../hash-name.md).\n")
@@ -582,6 +583,21 @@ def test_a_dry_run_finds_the_links_between_its_own_pages(
         captured = capsys.readouterr()
         missing = [line for line in captured.out.splitlines() if "link-missing" in line]
         assert len(missing) == 1 and "'gone.md' does not exist" in missing[0], (dry, missing)
+        # The anchor of a planned page is checked against it as planned.
+        assert "error[anchor-missing] '#nope' is not an anchor of 'analysis/a-page.md'" in (
+            captured.out
+        ), dry
+
+    # The docs root's own index, planned by the run: `/` and `./` lead to it.
+    (kb / "docs" / "index.md").unlink()
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "index.md").write_text("# Home\n\nSee [a](a.md).\n")
+    (home / "a.md").write_text("# A\n\n[home](/), [home](./) and [home](./#home).\n")
+    for dry in (["--dry-run"], []):
+        run(str(home), "--spec", spec, "--output-dir", str(kb / "docs"), *dry)
+        out = capsys.readouterr().out
+        assert "link-missing" not in out and "anchor-missing" not in out, (dry, out)
 
 
 def test_a_link_out_of_the_imported_folder_is_not_published(

@@ -69,7 +69,7 @@ from generator.kb.specs import (
     load_specs,
     normalise,
 )
-from generator.model import CodeRef, Finding, RefForm, ResolvedRef, Severity
+from generator.model import CodeRef, Finding, Link, RefForm, ResolvedRef, Severity
 from generator.refs.extract import extract_links, scan
 from generator.refs.extract.links import extract_anchors
 from generator.refs.linkcheck import LinkChecker
@@ -756,6 +756,8 @@ def ingest(
     if options.output is not None and len(files) > 1:
         raise IngestError("--output names one page; use --output-dir for several files")
     results: list[Ingested | Relinked | IngestError] = []
+    planned_anchors: dict[str, set[str] | None] = {}
+    """A dry run's pages' anchors, by rel: they are not written for links to find them."""
     with Ingester(manifest, docs_root, options) as ingester:
         destinations = ingester.plan(files)
         # Renamed pages link to each other: all of them are written, or none.
@@ -769,6 +771,8 @@ def ingest(
             else:
                 try:
                     result = ingester.ingest(source, folder, destination, write=not together)
+                    if options.dry_run:
+                        planned_anchors[_rel(result, ingester.docs_root)] = _anchors_in(result)
                     if not keep_content and not together:
                         result.original = result.data = b""
                     results.append(result)
@@ -797,24 +801,28 @@ def ingest(
                     if isinstance(planned, Ingested):
                         planned.original = b""
         if options.dry_run:
-            _links_to_planned_pages_kept(pages, docs_root.resolve())
+            _links_to_planned_pages_checked(pages, ingester.docs_root, planned_anchors)
         else:
             ingester.recheck_links(pages)
         results.extend(relinked)
     return results
 
 
-def _links_to_planned_pages_kept(pages: Sequence[Ingested], docs_root: Path) -> None:
-    """A dry run writes no page, so a link to another page of the run was found missing: drop
-    those findings (a real run checks such links once every page is written)."""
-    planned = {page.destination.relative_to(docs_root).as_posix() for page in pages}
+def _links_to_planned_pages_checked(
+    pages: Sequence[Ingested], docs_root: Path, anchors: dict[str, set[str] | None]
+) -> None:
+    """A dry run writes no page, so a link to another page of the run was found missing: check
+    it against that page as planned instead (its anchors), as a real run checks it once every
+    page is written."""
+    checker = LinkChecker(docs_root, anchors.get)
     for page in pages:
-        rel = page.destination.relative_to(docs_root).as_posix()
+        rel = _rel(page, docs_root)
 
-        def to_planned(finding: Finding, rel: str = rel) -> bool:
+        def checked(finding: Finding, rel: str = rel) -> list[Finding]:
             if finding.check != "link-missing" or not finding.text:
-                return False
-            target = unquote(finding.text.partition("#")[0].partition("?")[0])
+                return [finding]
+            written, _, fragment = finding.text.partition("#")
+            target = unquote(written.partition("?")[0])
             # As the link checker reads it: from the docs root for `/x.md`, and a directory
             # for its index page.
             if target.startswith("/"):
@@ -822,9 +830,34 @@ def _links_to_planned_pages_kept(pages: Sequence[Ingested], docs_root: Path) -> 
             else:
                 joined = posixpath.join(posixpath.dirname(rel), target)
             path = posixpath.normpath(joined)
-            return any(name in planned for name in (path, f"{path}/index.md", f"{path}/README.md"))
+            path = "" if path == "." else path
+            names = (path, *(posixpath.join(path, index) for index in ("index.md", "README.md")))
+            planned = next((name for name in names if name in anchors), None)
+            if planned is None:
+                return [finding]
+            link = Link(
+                finding.page,
+                finding.line,
+                finding.column,
+                finding.text,
+                target,
+                unquote(fragment) if "#" in finding.text else None,
+            )
+            return checker.check_anchor(link, planned, rel)
 
-        page.findings = [finding for finding in page.findings if not to_planned(finding)]
+        page.findings = [kept for finding in page.findings for kept in checked(finding)]
+
+
+def _rel(page: Ingested, docs_root: Path) -> str:
+    return page.destination.relative_to(docs_root).as_posix()
+
+
+def _anchors_in(page: Ingested) -> set[str] | None:
+    """The anchors of a page as ingest plans it (None when it is not text)."""
+    planned = parse_page(page.data, page.destination, page.display, page.display)
+    if planned.text is None:
+        return None
+    return extract_anchors(scan(planned.text, planned.body_start))
 
 
 # ----------------------------------------------------------------------------------------------

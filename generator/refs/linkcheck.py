@@ -59,7 +59,7 @@ class LinkChecker:
 
     def check(self, link: Link, page_rel: str, page_source: Path) -> list[Finding]:
         if not link.target_path:
-            return self._check_anchor(link, page_rel, page_rel)
+            return self.check_anchor(link, page_rel, page_rel)
         if link.target_path.startswith("/"):
             joined = link.target_path.lstrip("/")
         else:
@@ -99,7 +99,7 @@ class LinkChecker:
                 )
             ]
         if link.fragment is not None and target.endswith(".md"):
-            return self._check_anchor(link, target, page_rel)
+            return self.check_anchor(link, target, page_rel)
         return []
 
     def _target(self, target: str) -> tuple[str, str | None]:
@@ -117,7 +117,8 @@ class LinkChecker:
             self._targets[target] = known
         return known
 
-    def _check_anchor(self, link: Link, target: str, page_rel: str) -> list[Finding]:
+    def check_anchor(self, link: Link, target: str, page_rel: str) -> list[Finding]:
+        """The finding of ``link``'s ``#fragment`` if the page ``target`` (a rel) lacks it."""
         fragment = link.fragment or ""
         if not fragment:
             return []

@@ -100,7 +100,17 @@ def test_a_card_holds_the_cited_lines_and_is_shared_by_the_same_target(cards_kb)
     assert [kind for _, kind, _ in entries] == ["function", "class", "method", "method"]
 
 
+FIT_PY = (
+    "class Trainer:\n    def fit(self, data):\n        return data\n\n\n"
+    "def fit(data):\n    return 1\n\n\ndef fit(data):\n    return 2\n"
+)
+
+
 def test_a_symbol_without_lines_links_to_its_definition_as_its_card_shows_it(cards_kb):
+    repo = RepoBuilder(cards_kb.root / "cache" / "lib")
+    cards_kb.pin = repo.commit({"lib/fit.py": FIT_PY}, "Two fits")
+    cards_kb.upstreams["lib"]["pin"] = cards_kb.pin
+    cards_kb.write_manifest()
     cards_kb.page(
         "symbols.md",
         """\
@@ -110,7 +120,8 @@ def test_a_symbol_without_lines_links_to_its_definition_as_its_card_shows_it(car
         # Symbols
 
         The method is `lib/core.py:Beta.gamma`, the step `lib/long.py:step_3()`; a name the
-        file lacks, `lib/core.py:nothing_here`, keeps the whole file.
+        file lacks, `lib/core.py:nothing_here`, keeps the whole file. A plain name is the
+        module's own, the last of two: `lib/fit.py:fit`; `lib/fit.py:Trainer.fit` the method.
         """,
     )
     result = mkdocs_build(cards_kb.root, "--no-strict")
@@ -123,6 +134,8 @@ def test_a_symbol_without_lines_links_to_its_definition_as_its_card_shows_it(car
     assert href["lib/core.py:Beta.gamma"] == f"{base}/lib/core.py#L{gamma}-L{gamma + 1}"
     assert href["lib/long.py:step_3()"] == f"{base}/lib/long.py#L7-L8"
     assert href["lib/core.py:nothing_here"] == f"{base}/lib/core.py"
+    assert href["lib/fit.py:fit"] == f"{base}/lib/fit.py#L10-L11"
+    assert href["lib/fit.py:Trainer.fit"] == f"{base}/lib/fit.py#L2-L3"
     card = _templates(page)[dict((text, card) for _, card, text in links)["lib/core.py:Beta.gamma"]]
     assert [number for number, _ in _card_lines(card)] == [gamma, gamma + 1]
     assert f'href="{base}/lib/core.py#L{gamma}-L{gamma + 1}"' in card

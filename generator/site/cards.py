@@ -302,9 +302,17 @@ class CardMaker:
 
 
 def _definition(blob: BlobText, symbol: str) -> tuple[int, int] | None:
-    """The first definition of ``symbol`` in the blob (where a reader looks first)."""
+    """The definition ``symbol`` names in the blob: for a plain name, the module's own (the
+    last, which the module keeps when it defines one twice) before any method or nested
+    function of that name; for ``Class.method``, the first in the class."""
     spans = symbol_definitions(blob.line_tuple, symbol)
-    return spans[0] if spans else None
+    if not spans:
+        return None
+    if "." not in symbol and ":" not in symbol:
+        top_level = [span for span in spans if not blob.lines[span[0] - 1][:1].isspace()]
+        if top_level:
+            return top_level[-1]
+    return spans[0]
 
 
 def _target(resolved: ResolvedRef) -> Target | None:

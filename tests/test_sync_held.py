@@ -617,33 +617,47 @@ def test_code_copied_then_in_one_place_again_is_followed_and_otherwise_the_copy_
     tmp_path,
 ):
     """A commit between the pins copies `work` within its file and a later one deletes the
-    copy: the code is in one place at the new pin, where the cited lines lead, though sync
-    called it ambiguous, "now in more than one place". When the copy stays and the original
+    copy (and, in a second history, then moves `work` down its file): the code is in one place
+    at the new pin, where the cited lines lead, though sync called it ambiguous, "now in more
+    than one place". When a copy under another name in another file stays and the original
     changes, the reason names the commit that copied the code, not a duplicate the new pin
-    does not have."""
+    does not have; when both stay, the code is in more than one place."""
     from generator.sync.reanchor import DriftStatus, Reanchorer
     from generator.upstream.gitstore import GitStore
+
+    def classify(repo: RepoBuilder, old: str, start: int, end: int):  # type: ignore[no-untyped-def]
+        return Reanchorer(GitStore(repo.path), old, repo.head()).classify(
+            "pkg/a.py", start, end, None
+        )
 
     repo = RepoBuilder.init(tmp_path / "up")
     old = repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER}, "base")
     repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER + WORK}, "copy work")
-    new = repo.commit({"pkg/a.py": "import os\n" + WORK + "\n\n" + FILLER}, "drop the copy")
-    drift = Reanchorer(GitStore(repo.path), old, new).classify("pkg/a.py", 1, 3, None)
+    repo.commit({"pkg/a.py": "import os\n" + WORK + "\n\n" + FILLER}, "drop the copy")
+    drift = classify(repo, old, 1, 3)
     assert drift.status is DriftStatus.MOVED, drift.reason
     assert (drift.new_path, drift.new_start, drift.new_end) == ("pkg/a.py", 2, 4)
+    repo.commit({"pkg/a.py": FILLER + WORK}, "move work down")
+    drift = classify(repo, old, 1, 3)
+    assert drift.status is DriftStatus.MOVED, drift.reason
+    assert (drift.new_path, drift.new_start, drift.new_end) == ("pkg/a.py", 25, 27)
 
     repo = RepoBuilder.init(tmp_path / "up2")
     old = repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER}, "base")
     other = WORK.replace("def work(jobs)", "def other(jobs)")
-    copied = repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER + other}, "copy the body")
-    new = repo.commit({"pkg/a.py": WORK.replace("30", "60") + "\n\n" + FILLER + other}, "edit")
-    drift = Reanchorer(GitStore(repo.path), old, new).classify("pkg/a.py", 2, 3, None)
+    copied = repo.commit({"pkg/b.py": other}, "copy the body")
+    repo.commit({"pkg/a.py": WORK.replace("30", "60") + "\n\n" + FILLER}, "edit")
+    drift = classify(repo, old, 2, 3)
     assert drift.status is DriftStatus.AMBIGUOUS
     assert drift.reason == (
         f"commit {copied[:7]} copied the cited code, and which copy the page means cannot be "
         "told; one place holds it at the new commit"
     )
-    assert drift.candidates[0] == ("pkg/a.py", 31, 32)
+    assert drift.candidates[0] == ("pkg/b.py", 2, 3)
+    repo.commit({"pkg/a.py": FILLER + WORK}, "restore work, further down")
+    drift = classify(repo, old, 2, 3)
+    assert drift.status is DriftStatus.AMBIGUOUS
+    assert drift.reason == "the cited code now appears in more than one place"
 
 
 def test_a_deleted_duplicate_names_the_definition_that_was_there_all_along(tmp_path):

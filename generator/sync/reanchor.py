@@ -319,19 +319,22 @@ class Reanchorer:
                 copies = self._copies(block, where, step)
                 if copies and not self._kept_despite(copies, where, position, block):
                     heir = self._heir(where, copies, position, block, path, start)
-                    if heir is None and self._copies_gone(copies, where, position, block):
-                        heir = where
                     if heir is None:
-                        carried = self._carried([where, *copies], position, block)
-                        return self._ambiguous(drift, carried, self._copied(carried, block, step))
+                        now = self._places_now([where, *copies], position, block)
+                        if len(now) == 1 and now[0][0] == self._carry_path(where[0], position):
+                            # The copies are gone again: the code is where the lines lead.
+                            heir = where
+                        else:
+                            carried = self._carried([where, *copies], position, block)
+                            reason = self._copied(len(now), step)
+                            return self._ambiguous(drift, carried, reason)
                     where = heir
         return self._arrived(drift, block, where, symbol)
 
-    def _copied(self, carried: list[tuple[str, int, int]], block: list[str], step: Step) -> str:
-        """Why a reference whose code ``step`` copied is ambiguous: more than one place holds
-        it at the new commit, or the copy made it impossible to tell which place the page means
-        though later commits left fewer."""
-        holding = sum(self._holds(at, block) for at in carried)
+    def _copied(self, holding: int, step: Step) -> str:
+        """Why a reference whose code ``step`` copied is ambiguous, ``holding`` places holding
+        the code at the new commit: several, or the copy made it impossible to tell which place
+        the page means though later commits left fewer."""
         if holding > 1:
             return "the cited code now appears in more than one place"
         return (
@@ -387,23 +390,14 @@ class Reanchorer:
         original = self._carry(where, position)
         return original is not None and self._holds(original, block)
 
-    def _copies_gone(
-        self,
-        copies: list[tuple[str, int, int]],
-        where: tuple[str, int, int],
-        position: int,
-        block: list[str],
-    ) -> bool:
-        """Whether the copies the commit at ``position`` made hold the cited code no longer at
-        the new commit, while the cited lines, followed, still do: the code is in one place
-        again, and it is the one the lines lead to."""
-        original = self._carry(where, position)
-        if original is None or not self._holds(original, block):
-            return False
-        return not any(
-            (carried := self._carry(copy, position)) is not None and self._holds(carried, block)
-            for copy in copies
-        )
+    def _places_now(
+        self, places: list[tuple[str, int, int]], position: int, block: list[str]
+    ) -> list[tuple[str, int, int]]:
+        """Where the cited code is at the new commit in the files of ``places`` (at the commit
+        at ``position``), each followed through its renames: found by its text, so that code a
+        later commit moved within its file is found too."""
+        paths = {self._carry_path(path, position) for path, _, _ in places}
+        return self._find(block, self.new, sorted(path for path in paths if path))
 
     def _heir(
         self,

@@ -613,6 +613,28 @@ def test_a_reference_whose_quote_its_lines_lack_stays_held_where_it_was_wrong(tm
     assert held == [("quote-elsewhere", "pkg/u.py:1-3"), ("ref-needs-review", "pkg/u.py:1-3")]
 
 
+def test_a_quote_whole_at_the_new_commit_is_the_correction_and_is_not_held(tmp_path):
+    """A draft written against a commit after its pin quotes a line as that commit has it:
+    wrong at the old pin, right at the new one as written. Sync to that commit keeps the text
+    and holds nothing: `was-broken`, never released, would leave verify asking for a pin the
+    page then has."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
+    edited = SECOND.replace("total * 23", "total * 29")
+    new = repo.commit({"pkg/u.py": FIRST + "\n" + edited}, "29")
+    root = _kb(
+        tmp_path,
+        repo,
+        old,
+        {"q.md": f"# Q\n\nThe sum, `pkg/u.py:5-7`:\n\n```python\n{edited}```\n"},
+    )
+    assert [f["check"] for f in _findings(root)] == ["quote-elsewhere"]
+    assert "unchanged" in _sync(root, new)
+    page = (root / "docs" / "q.md").read_text("utf-8")
+    assert "The sum, `pkg/u.py:5-7`:" in page and "held_refs" not in page
+    assert _findings(root) == []
+
+
 def test_code_copied_then_in_one_place_again_is_followed_and_otherwise_the_copy_is_named(
     tmp_path,
 ):

@@ -39,9 +39,9 @@ MAX_SEARCHED_FILES = 50
 _DEFINITION_GREP = r"^[[:space:]]*(async[[:space:]]+)?(def|class)[[:space:]]+[A-Za-z_][A-Za-z0-9_]*"
 """A Python definition's header up to its name, for ``git grep -E``."""
 _MIN_DISTINCT_CHARS = 12
+"""A block shorter than this (non-whitespace characters) is too common to count as a duplicate."""
 _WORD = re.compile(r"[^\W\d]\w*")
 """A name as a definition header holds it, and every such run of word characters in a text."""
-"""A block shorter than this (non-whitespace characters) is too common to count as a duplicate."""
 
 
 class DriftStatus(enum.Enum):

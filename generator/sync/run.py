@@ -32,7 +32,7 @@ from typing import Any
 
 from generator.files import atomic_write
 from generator.kb.pages import Page, load_page, render_page
-from generator.model import CodeRef, Finding, RefForm, Severity, Upstream
+from generator.model import CodeRef, Evidence, Finding, RefForm, Severity, Upstream
 from generator.refs.extract import ExtractOptions, extract_headings, extract_refs, scan
 from generator.refs.extract.evidence import collect_evidence
 from generator.refs.extract.refs import ref_records
@@ -382,6 +382,30 @@ def _plan_page(
         if not broken and index in evidence and resolved.commit == reanchorer.old:
             proof = verifier.prover.prove(ref, resolved, evidence[index], context)
             broken = [f for f in proof if _contradicts(f)]
+            # The prover's word that another commit holds the quote whole (the pin, not the
+            # range, is what is wrong), and it is this sync's: the page was written against a
+            # newer commit than its pin, the sync is the correction, and the text stays.
+            pin_wrong = all((f.suggestion or "").startswith("kb pin suggest") for f in broken)
+            if (
+                broken
+                and pin_wrong
+                and _right_at(ref, evidence[index], context, upstream, reanchorer.new, verifier)
+            ):
+                drift = Drift(
+                    DriftStatus.UNCHANGED,
+                    resolved.path,
+                    ref.start,
+                    ref.end,
+                    resolved.path,
+                    ref.start,
+                    ref.end,
+                    reason="the old pin's lines hold its quote only in part, the new commit's "
+                    "whole: the page was written against a newer commit",
+                )
+                plan.drifts.append(
+                    RefDrift(ref.page, ref.line, ref.column, ref.text, drift, offset=offset)
+                )
+                continue
         if broken or resolved.commit != reanchorer.old:
             if broken:
                 drift = Drift(
@@ -436,6 +460,29 @@ def _plan_page(
                 plan.edits.append((offset, offset + len(ref.text), new_text))
         plan.drifts.append(record)
     return plan
+
+
+def _right_at(
+    ref: CodeRef,
+    evidence: Evidence,
+    context: PageContext,
+    upstream: Upstream,
+    commit: str,
+    verifier: Verifier,
+) -> bool:
+    """Whether ``ref``, as written, resolves and holds its evidence at ``commit`` with nothing
+    wrong said of it."""
+    there = PageContext(
+        context.page,
+        context.upstream,
+        {**context.pins, upstream.name: commit},
+        context.search_roots,
+    )
+    resolved = verifier.resolver.resolve(ref, there)
+    if resolved.path is None or any(_contradicts(f) for f in resolved.findings):
+        return False
+    proof = verifier.prover.prove(ref, resolved, evidence, there)
+    return not any(_contradicts(f) for f in proof)
 
 
 def _contradicts(finding: Finding) -> bool:

@@ -588,6 +588,16 @@ def test_a_dry_run_finds_the_links_between_its_own_pages(
             captured.out
         ), dry
 
+    # Ingested again over the pages it wrote, with a heading renamed: the links are checked
+    # against the pages as the run would write them, not as they are.
+    (notes / "A_Page.md").write_text("# Renamed\n\nSee [x](gone.md).\n")
+    (notes / "Hash_Name.md").write_text("# B\n\n[new](A_Page.md#renamed), [old](A_Page.md#a).\n")
+    for dry in (["--dry-run"], []):
+        run(str(notes), "--spec", spec, "--rename", "kebab", "--force", *dry)
+        out = capsys.readouterr().out
+        anchors = [line for line in out.splitlines() if "anchor-missing" in line]
+        assert len(anchors) == 1 and "'#a' is not an anchor" in anchors[0], (dry, anchors)
+
     # The docs root's own index, planned by the run: `/` and `./` lead to it.
     (kb / "docs" / "index.md").unlink()
     home = tmp_path / "home"

@@ -756,8 +756,8 @@ def ingest(
     if options.output is not None and len(files) > 1:
         raise IngestError("--output names one page; use --output-dir for several files")
     results: list[Ingested | Relinked | IngestError] = []
-    planned_anchors: dict[str, set[str] | None] = {}
-    """A dry run's pages' anchors, by rel: they are not written for links to find them."""
+    plans: dict[str, _Planned] = {}
+    """A dry run's pages as planned, by rel: they are not written for links to find them."""
     with Ingester(manifest, docs_root, options) as ingester:
         destinations = ingester.plan(files)
         # Renamed pages link to each other: all of them are written, or none.
@@ -772,7 +772,7 @@ def ingest(
                 try:
                     result = ingester.ingest(source, folder, destination, write=not together)
                     if options.dry_run:
-                        planned_anchors[_rel(result, ingester.docs_root)] = _anchors_in(result)
+                        plans[_rel(result, ingester.docs_root)] = _planned(result)
                     if not keep_content and not together:
                         result.original = result.data = b""
                     results.append(result)
@@ -801,63 +801,80 @@ def ingest(
                     if isinstance(planned, Ingested):
                         planned.original = b""
         if options.dry_run:
-            _links_to_planned_pages_checked(pages, ingester.docs_root, planned_anchors)
+            _check_planned_links(pages, ingester.docs_root, plans)
         else:
             ingester.recheck_links(pages)
         results.extend(relinked)
     return results
 
 
-def _links_to_planned_pages_checked(
-    pages: Sequence[Ingested], docs_root: Path, anchors: dict[str, set[str] | None]
+@dataclass(frozen=True)
+class _Planned:
+    """What a dry run keeps of a page it plans: its links and its anchors (None: not text)."""
+
+    links: list[Link]
+    anchors: set[str] | None
+
+
+def _planned(page: Ingested) -> _Planned:
+    planned = parse_page(page.data, page.destination, page.display, page.display)
+    if planned.text is None:
+        return _Planned([], None)
+    layout = scan(planned.text, planned.body_start)
+    return _Planned(extract_links(layout, page.display), extract_anchors(layout))
+
+
+def _check_planned_links(
+    pages: Sequence[Ingested], docs_root: Path, planned: dict[str, _Planned]
 ) -> None:
-    """A dry run writes no page, so a link to another page of the run was found missing: check
-    it against that page as planned instead (its anchors), as a real run checks it once every
-    page is written."""
-    checker = LinkChecker(docs_root, anchors.get)
+    """Check the links of a dry run's pages as a real run does once every page is written:
+    against the run's pages as planned (a page it would write, or write over), then the docs."""
+
+    def anchors_of(rel: str) -> set[str] | None:
+        if rel in planned:
+            return planned[rel].anchors
+        target = load_page(docs_root / rel, rel, rel)
+        return (
+            None if target.text is None else extract_anchors(scan(target.text, target.body_start))
+        )
+
+    checker = LinkChecker(docs_root, anchors_of)
     for page in pages:
         rel = _rel(page, docs_root)
+        found = [
+            kept
+            for link in planned[rel].links
+            for finding in checker.check(link, rel, page.destination)
+            for kept in _to_planned_page(finding, link, rel, planned, checker)
+        ]
+        others = [f for f in page.findings if f.check not in _LINK_CHECKS]
+        page.findings = _unique([*others, *found])
 
-        def checked(finding: Finding, rel: str = rel) -> list[Finding]:
-            if finding.check != "link-missing" or not finding.text:
-                return [finding]
-            written, _, fragment = finding.text.partition("#")
-            target = unquote(written.partition("?")[0])
-            # As the link checker reads it: from the docs root for `/x.md`, and a directory
-            # for its index page.
-            if target.startswith("/"):
-                joined = target.lstrip("/")
-            else:
-                joined = posixpath.join(posixpath.dirname(rel), target)
-            path = posixpath.normpath(joined)
-            path = "" if path == "." else path
-            names = (path, *(posixpath.join(path, index) for index in ("index.md", "README.md")))
-            planned = next((name for name in names if name in anchors), None)
-            if planned is None:
-                return [finding]
-            link = Link(
-                finding.page,
-                finding.line,
-                finding.column,
-                finding.text,
-                target,
-                unquote(fragment) if "#" in finding.text else None,
-            )
-            return checker.check_anchor(link, planned, rel)
 
-        page.findings = [kept for finding in page.findings for kept in checked(finding)]
+def _to_planned_page(
+    finding: Finding, link: Link, rel: str, planned: dict[str, _Planned], checker: LinkChecker
+) -> list[Finding]:
+    """``finding``, or for a link found missing that leads to a page the run plans, what that
+    page as planned says of the link's anchor."""
+    if finding.check != "link-missing":
+        return [finding]
+    # As the link checker reads the target: from the docs root for `/x.md`, and a directory
+    # for its index page.
+    if link.target_path.startswith("/"):
+        joined = link.target_path.lstrip("/")
+    else:
+        joined = posixpath.join(posixpath.dirname(rel), link.target_path)
+    path = posixpath.normpath(joined)
+    path = "" if path == "." else path
+    names = (path, *(posixpath.join(path, index) for index in ("index.md", "README.md")))
+    target = next((name for name in names if name in planned), None)
+    if target is None:
+        return [finding]
+    return checker.check_anchor(link, target, rel)
 
 
 def _rel(page: Ingested, docs_root: Path) -> str:
     return page.destination.relative_to(docs_root).as_posix()
-
-
-def _anchors_in(page: Ingested) -> set[str] | None:
-    """The anchors of a page as ingest plans it (None when it is not text)."""
-    planned = parse_page(page.data, page.destination, page.display, page.display)
-    if planned.text is None:
-        return None
-    return extract_anchors(scan(planned.text, planned.body_start))
 
 
 # ----------------------------------------------------------------------------------------------

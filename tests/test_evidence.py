@@ -655,4 +655,4 @@ def test_many_edited_quotes_leave_the_history_hint_of_a_quote_found_nowhere(
     assert [f.check for f in found] == ["quote-elsewhere"] * (count - 1) + ["quote-not-found"]
     assert found[-1].page == "docs/z.md" and f"lib@{old[:7]}" in found[-1].message
     assert found[-1].suggestion == "kb pin suggest docs/z.md"
-    assert "100 quotes held in part by their lines were searched for" in caplog.text
+    assert "100 quotes found only in part were searched for" in caplog.text

@@ -560,6 +560,7 @@ def test_a_whole_file_cited_by_its_absolute_path_is_written_from_the_repository_
     findings = [line for line in out.splitlines() if "warning[" in line or "error[" in line]
     assert len(findings) == 2, findings
     assert "error[file-missing] 'minitrain/data/gone.py' does not exist" in out
+    assert ", 3 code references" in out  # the two rewritten and the one with lines
 
 
 def test_a_dry_run_finds_the_links_between_its_own_pages(

@@ -348,7 +348,13 @@ class Ingester:
 
         if ref_fixes:
             report = self._verify(final)
-        result.refs = sum(1 for r in report.refs if r.ref.page == display)
+        # An absolute path cited whole that names no file is no reference (`_resolve_absolute`).
+        result.refs = sum(
+            1
+            for r in report.refs
+            if r.ref.page == display
+            and not (r.ref.form is RefForm.ABSOLUTE and r.ref.start is None and r.path is None)
+        )
         left = [
             Finding(
                 severity_of("unpinned-permalink"),

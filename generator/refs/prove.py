@@ -385,7 +385,7 @@ class Prover:
                     "%d quotes %s searched for in their files' history: later ones are not "
                     "(a limit of the run, for its time)",
                     MAX_HISTORY_SEARCHES,
-                    "held in part by their lines were" if whole else "found nowhere were",
+                    "found only in part were" if whole else "found nowhere were",
                 )
             return None
         self.history_searches[whole] += 1

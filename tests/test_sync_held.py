@@ -639,11 +639,11 @@ def test_code_copied_then_in_one_place_again_is_followed_and_otherwise_the_copy_
     tmp_path,
 ):
     """A commit between the pins copies `work` within its file and a later one deletes the
-    copy (and, in a second history, then moves `work` down its file): the code is in one place
-    at the new pin, where the cited lines lead, though sync called it ambiguous, "now in more
-    than one place". When a copy under another name in another file stays and the original
-    changes, the reason names the commit that copied the code, not a duplicate the new pin
-    does not have; when both stay, the code is in more than one place."""
+    copy: the code is in one place at the new pin, where the cited lines lead, though sync
+    called it ambiguous, "now in more than one place". When a copy under another name in
+    another file stays and the original changes, the reason names the commit that copied the
+    code, not a duplicate the new pin does not have; when both stay, the code is in more than
+    one place."""
     from generator.sync.reanchor import DriftStatus, Reanchorer
     from generator.upstream.gitstore import GitStore
 
@@ -659,10 +659,24 @@ def test_code_copied_then_in_one_place_again_is_followed_and_otherwise_the_copy_
     drift = classify(repo, old, 1, 3)
     assert drift.status is DriftStatus.MOVED, drift.reason
     assert (drift.new_path, drift.new_start, drift.new_end) == ("pkg/a.py", 2, 4)
+    # Moved down its file later, the code cannot be followed through the diff (a move is a
+    # deletion there), and which copy it came from cannot be told: held, saying so.
     repo.commit({"pkg/a.py": FILLER + WORK}, "move work down")
     drift = classify(repo, old, 1, 3)
-    assert drift.status is DriftStatus.MOVED, drift.reason
-    assert (drift.new_path, drift.new_start, drift.new_end) == ("pkg/a.py", 25, 27)
+    assert drift.status is DriftStatus.AMBIGUOUS
+    assert drift.reason.endswith("one place holds it at the new commit"), drift.reason
+
+    # A body copied under another name in the same file, the original edited, the copy moved:
+    # the one place holding the code is another function, never where the lines go.
+    repo = RepoBuilder.init(tmp_path / "up3")
+    old = repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER}, "base")
+    other = WORK.replace("def work(jobs)", "def other(jobs)")
+    repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER + other}, "copy the body")
+    edited = WORK.replace("30", "60")
+    repo.commit({"pkg/a.py": edited + "\n\n" + FILLER + other}, "edit work")
+    repo.commit({"pkg/a.py": other + "\n\n" + edited + "\n\n" + FILLER}, "move other up")
+    drift = classify(repo, old, 2, 3)
+    assert drift.status is DriftStatus.AMBIGUOUS, (drift.status, drift.new_start)
 
     repo = RepoBuilder.init(tmp_path / "up2")
     old = repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER}, "base")

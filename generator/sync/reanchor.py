@@ -321,8 +321,9 @@ class Reanchorer:
                     heir = self._heir(where, copies, position, block, path, start)
                     if heir is None:
                         now = self._places_now([where, *copies], position, block)
-                        if len(now) == 1 and now[0][0] == self._carry_path(where[0], position):
-                            # The copies are gone again: the code is where the lines lead.
+                        if len(now) == 1 and self._leads_to(where, position, block, path, start):
+                            # The copies are gone again: the code is in one place, the one
+                            # the lines lead to, in a definition of the cited lines' name.
                             heir = where
                         else:
                             carried = self._carried([where, *copies], position, block)
@@ -389,6 +390,31 @@ class Reanchorer:
             return False
         original = self._carry(where, position)
         return original is not None and self._holds(original, block)
+
+    def _leads_to(
+        self,
+        where: tuple[str, int, int],
+        position: int,
+        block: list[str],
+        cited_path: str,
+        cited_start: int,
+    ) -> bool:
+        """Whether the lines ``where`` at the commit at ``position``, carried through every
+        later diff, hold the cited code at the new commit, in a definition with the qualified
+        name the cited lines have at the old one (a body copied under another name, which a diff
+        may pair the lines with, is another function)."""
+        carried = self._carry(where, position)
+        if carried is None or not self._holds(carried, block):
+            return False
+        old_blob, new_blob = self._blob(self.old, cited_path), self._blob(self.new, carried[0])
+        if old_blob is None or new_blob is None:
+            return False
+        first = (
+            carried[1]
+            + len(new_blob.lines[carried[1] - 1 : carried[2]])
+            - len(_dropwhile_blank(new_blob.lines[carried[1] - 1 : carried[2]]))
+        )
+        return _qualified_at(old_blob.lines, cited_start) == _qualified_at(new_blob.lines, first)
 
     def _places_now(
         self, places: list[tuple[str, int, int]], position: int, block: list[str]

@@ -604,7 +604,14 @@ def test_a_dry_run_finds_the_links_between_its_own_pages(
     home = tmp_path / "home"
     home.mkdir()
     (home / "index.md").write_text("# Home\n\nSee [a](a.md).\n")
-    (home / "a.md").write_text("# A\n\n[home](/), [home](./) and [home](./#home).\n")
+    (home / "a.md").write_text(
+        "# A\n\n[home](/), [home](./) and [home](./#home); [intro](sub/#intro).\n"
+    )
+    # A directory's index.md comes before its README.md, which is there already.
+    (home / "sub").mkdir()
+    (home / "sub" / "index.md").write_text("# Intro\n")
+    (kb / "docs" / "sub").mkdir()
+    (kb / "docs" / "sub" / "README.md").write_text("# Readme\n")
     for dry in (["--dry-run"], []):
         run(str(home), "--spec", spec, "--output-dir", str(kb / "docs"), *dry)
         out = capsys.readouterr().out

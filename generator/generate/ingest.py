@@ -847,36 +847,39 @@ def _check_planned_links(
     checker = LinkChecker(docs_root, anchors_of)
     for page in pages:
         rel = _rel(page, docs_root)
-        found = [
-            kept
-            for link in planned[rel].links
-            for finding in checker.check(link, rel, page.destination)
-            for kept in _to_planned_page(finding, link, rel, planned, checker)
-        ]
+        found = []
+        for link in planned[rel].links:
+            target = _planned_target(link, rel, planned, docs_root) if link.target_path else None
+            if target is None:
+                found += checker.check(link, rel, page.destination)
+            else:
+                found += checker.check_anchor(link, target, rel)
         others = [f for f in page.findings if f.check not in _LINK_CHECKS]
         page.findings = _unique([*others, *found])
 
 
-def _to_planned_page(
-    finding: Finding, link: Link, rel: str, planned: dict[str, _Planned], checker: LinkChecker
-) -> list[Finding]:
-    """``finding``, or for a link found missing that leads to a page the run plans, what that
-    page as planned says of the link's anchor."""
-    if finding.check != "link-missing":
-        return [finding]
-    # As the link checker reads the target: from the docs root for `/x.md`, and a directory
-    # for its index page.
+def _planned_target(
+    link: Link, rel: str, planned: dict[str, _Planned], docs_root: Path
+) -> str | None:
+    """The page of the run ``link`` (on the page ``rel``) leads to once the run has written
+    its pages, read as the link checker reads it: from the docs root for `/x.md`, and a
+    directory for its index.md, else its README.md, whichever exists first. None when it leads
+    to no page of the run."""
     if link.target_path.startswith("/"):
         joined = link.target_path.lstrip("/")
     else:
         joined = posixpath.join(posixpath.dirname(rel), link.target_path)
     path = posixpath.normpath(joined)
     path = "" if path == "." else path
-    names = (path, *(posixpath.join(path, index) for index in ("index.md", "README.md")))
-    target = next((name for name in names if name in planned), None)
-    if target is None:
-        return [finding]
-    return checker.check_anchor(link, target, rel)
+    if path in planned:
+        return path
+    for index in ("index.md", "README.md"):
+        name = posixpath.join(path, index) if path else index
+        if name in planned:
+            return name
+        if (docs_root / name).is_file():
+            return None  # the page on disk comes first
+    return None
 
 
 def _rel(page: Ingested, docs_root: Path) -> str:

@@ -72,7 +72,7 @@ from generator.kb.specs import (
 from generator.model import CodeRef, Finding, Link, RefForm, ResolvedRef, Severity
 from generator.refs.extract import extract_links, scan
 from generator.refs.extract.links import extract_anchors
-from generator.refs.linkcheck import LinkChecker
+from generator.refs.linkcheck import LinkChecker, path_kind
 from generator.refs.rewrite import APART
 from generator.upstream.manifest import Manifest
 from generator.verification.pipeline import PageFile, Report, Verifier
@@ -877,7 +877,7 @@ def _planned_target(
         name = posixpath.join(path, index) if path else index
         if name in planned:
             return name
-        if (docs_root / name).is_file():
+        if path_kind(docs_root / name) == "file":
             return None  # the page on disk comes first
     return None
 

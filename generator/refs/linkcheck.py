@@ -34,7 +34,7 @@ _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _LIST_ITEM = re.compile(r" {0,3}(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 
 
-def _kind(path: Path) -> str:
+def path_kind(path: Path) -> str:
     """``directory``, ``file`` or ``missing``: a name the system refuses (too long, a NUL byte,
     a link that loops) names nothing, as a name that is not there."""
     try:
@@ -67,7 +67,7 @@ class LinkChecker:
         target = posixpath.normpath(joined)
         if target == ".." or target.startswith("../"):
             outside = page_source.parent / link.target_path
-            if _kind(outside) != "missing":
+            if path_kind(outside) != "missing":
                 return [
                     self._finding(
                         link,
@@ -108,9 +108,11 @@ class LinkChecker:
         known = self._targets.get(target)
         if known is None:
             path = self.docs_root / target
-            kind = _kind(path)
+            kind = path_kind(path)
             if kind == "directory":
-                index = next((name for name in _INDEX_NAMES if _kind(path / name) == "file"), None)
+                index = next(
+                    (name for name in _INDEX_NAMES if path_kind(path / name) == "file"), None
+                )
                 known = ("directory", index)
             else:
                 known = (kind, None)

@@ -541,7 +541,8 @@ def test_a_whole_file_cited_by_its_absolute_path_is_written_from_the_repository_
     silent = (
         "Not `/etc/hosts`, `/tools/run.sh`, `/usr/lib/python3/os.py`, `~/minitrain/`, "
         "`/opt/conda/envs/minitrain/bin/python`, `/root/datasets/minitrain/math.jsonl`, "
-        "`/root/minitrain/minitrain`, `/data/minitrain/ckpt/model.pt` or "
+        "`/root/minitrain/minitrain`, `/data/minitrain/ckpt/model.pt`, "
+        "`/home/alice/../minitrain/minitrain/config.py` or "
         "`/home/alice/src/minitrain/minitrain/data/gone.py`."
     )
     notes.write_text(

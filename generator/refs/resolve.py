@@ -628,6 +628,8 @@ class Resolver:
         ref = result.ref
         parts = [part for part in ref.path.removeprefix("~").split("/") if part]
         if ".." in parts:
+            if ref.start is None:
+                return  # cited whole, a reference only when it names a file (ingest)
             self._add(
                 result,
                 "path-escape",

@@ -72,7 +72,7 @@ from generator.kb.specs import (
 from generator.model import CodeRef, Finding, Link, RefForm, ResolvedRef, Severity
 from generator.refs.extract import extract_links, scan
 from generator.refs.extract.links import extract_anchors
-from generator.refs.linkcheck import LinkChecker, path_kind
+from generator.refs.linkcheck import LinkChecker, link_target, path_kind
 from generator.refs.rewrite import APART
 from generator.upstream.manifest import Manifest
 from generator.verification.pipeline import PageFile, Report, Verifier
@@ -447,12 +447,7 @@ class Ingester:
 
         def anchors_of(rel: str) -> set[str] | None:
             if rel not in anchors:
-                target = load_page(self.docs_root / rel, rel, rel)
-                anchors[rel] = (
-                    None
-                    if target.text is None
-                    else extract_anchors(scan(target.text, target.body_start))
-                )
+                anchors[rel] = _anchors_on_disk(self.docs_root, rel)
             return anchors[rel]
 
         checker = LinkChecker(self.docs_root, anchors_of)
@@ -837,12 +832,7 @@ def _check_planned_links(
     against the run's pages as planned (a page it would write, or write over), then the docs."""
 
     def anchors_of(rel: str) -> set[str] | None:
-        if rel in planned:
-            return planned[rel].anchors
-        target = load_page(docs_root / rel, rel, rel)
-        return (
-            None if target.text is None else extract_anchors(scan(target.text, target.body_start))
-        )
+        return planned[rel].anchors if rel in planned else _anchors_on_disk(docs_root, rel)
 
     checker = LinkChecker(docs_root, anchors_of)
     for page in pages:
@@ -865,11 +855,7 @@ def _planned_target(
     its pages, read as the link checker reads it: from the docs root for `/x.md`, and a
     directory for its index.md, else its README.md, whichever exists first. None when it leads
     to no page of the run."""
-    if link.target_path.startswith("/"):
-        joined = link.target_path.lstrip("/")
-    else:
-        joined = posixpath.join(posixpath.dirname(rel), link.target_path)
-    path = posixpath.normpath(joined)
+    path = link_target(link, rel)
     path = "" if path == "." else path
     if path in planned:
         return path
@@ -880,6 +866,12 @@ def _planned_target(
         if path_kind(docs_root / name) == "file":
             return None  # the page on disk comes first
     return None
+
+
+def _anchors_on_disk(docs_root: Path, rel: str) -> set[str] | None:
+    """The anchors of the page at ``rel`` as it is in the docs (None when it is not text)."""
+    page = load_page(docs_root / rel, rel, rel)
+    return None if page.text is None else extract_anchors(scan(page.text, page.body_start))
 
 
 def _rel(page: Ingested, docs_root: Path) -> str:

@@ -34,6 +34,17 @@ _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _LIST_ITEM = re.compile(r" {0,3}(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 
 
+def link_target(link: Link, page_rel: str) -> str:
+    """Where ``link`` on the page ``page_rel`` leads, relative to the docs root and normalised
+    (``.`` for the root; ``..`` first when it leaves the docs): ``/x.md`` from the docs root,
+    anything else from the page's directory."""
+    if link.target_path.startswith("/"):
+        joined = link.target_path.lstrip("/")
+    else:
+        joined = posixpath.join(posixpath.dirname(page_rel), link.target_path)
+    return posixpath.normpath(joined)
+
+
 def path_kind(path: Path) -> str:
     """``directory``, ``file`` or ``missing``: a name the system refuses (too long, a NUL byte,
     a link that loops) names nothing, as a name that is not there."""
@@ -60,11 +71,7 @@ class LinkChecker:
     def check(self, link: Link, page_rel: str, page_source: Path) -> list[Finding]:
         if not link.target_path:
             return self.check_anchor(link, page_rel, page_rel)
-        if link.target_path.startswith("/"):
-            joined = link.target_path.lstrip("/")
-        else:
-            joined = posixpath.join(posixpath.dirname(page_rel), link.target_path)
-        target = posixpath.normpath(joined)
+        target = link_target(link, page_rel)
         if target == ".." or target.startswith("../"):
             outside = page_source.parent / link.target_path
             if path_kind(outside) != "missing":

@@ -86,8 +86,12 @@ class PageContext:
 
     def held_at(self, held: HeldRef) -> PageContext:
         """This context with the held reference's upstream pinned where the reference was held."""
+        return self.at(held.upstream, held.commit)
+
+    def at(self, upstream: str, commit: str) -> PageContext:
+        """This context with ``upstream`` pinned at ``commit``."""
         return PageContext(
-            self.page, self.upstream, {**self.pins, held.upstream: held.commit}, self.search_roots
+            self.page, self.upstream, {**self.pins, upstream: commit}, self.search_roots
         )
 
 
@@ -646,18 +650,6 @@ class Resolver:
                 if self._has_file(upstream, context, suffix):
                     found = (upstream, suffix)
                     break
-        # A file missing at the commit is reported where its directory is; with no such
-        # directory, at the shortest routed path: a clone is often named as the package it
-        # holds (`/home/bob/slime/slime/x.py`), and its folder is no part of the repository.
-        fallback = next(
-            (
-                (upstream, suffix)
-                for upstream, suffix in routed
-                if "/" in suffix
-                and self._has_directory(upstream, context, suffix.rpartition("/")[0])
-            ),
-            routed[-1] if routed else None,
-        )
         if found is None:
             for index in range(len(parts)):
                 suffix = "/".join(parts[index:])
@@ -671,7 +663,7 @@ class Resolver:
                     break
         if found is None and ref.start is None:
             return  # a path cited whole is a reference only when it names a file (ingest)
-        target = found or fallback
+        target = found or self._missing_at(routed, context)
         if target is None:
             self._add(
                 result,
@@ -759,6 +751,23 @@ class Resolver:
         """Whether ``path`` is a file (or link, or submodule) at the page's commit."""
         found = self._at_commit(upstream, context)
         return found is not None and found[0].entry(found[1], path) is not None
+
+    def _missing_at(
+        self, routed: list[tuple[Upstream, str]], context: PageContext
+    ) -> tuple[Upstream, str] | None:
+        """Where an absolute path naming no file is reported missing, of its routed suffixes
+        (longest first): where its directory is; with no such directory, at the shortest, as a
+        clone is often named as the package it holds (`/home/bob/slime/slime/x.py`), and its
+        folder is no part of the repository."""
+        return next(
+            (
+                (upstream, suffix)
+                for upstream, suffix in routed
+                if "/" in suffix
+                and self._has_directory(upstream, context, suffix.rpartition("/")[0])
+            ),
+            routed[-1] if routed else None,
+        )
 
     def _has_directory(self, upstream: Upstream, context: PageContext, path: str) -> bool:
         """Whether ``path`` is a directory at the page's commit."""
@@ -1093,15 +1102,7 @@ class Resolver:
             # `model.fit(...)` is no use of `Trainer.fit`: only one written with the class's
             # name is, and a `fit` of another class is named as that.
             hint = None
-            qualified = next(
-                (
-                    number
-                    for number, line in enumerate(blob.lines, 1)
-                    if identifier_columns(line, f"{owner}.{name}")
-                    and (not python or blob.occurs_in_code(name, number, number))
-                ),
-                None,
-            )
+            qualified = first_use(blob, name, python, written=f"{owner}.{name}")
             others = definitions(blob.line_tuple, name)
             if qualified is not None:
                 hint = f"it is first used in code at {path}:{qualified}"
@@ -1298,13 +1299,14 @@ def _first_occurrence(lines: list[str], name: str) -> int | None:
     )
 
 
-def first_use(blob: BlobText, name: str, python: bool) -> int | None:
+def first_use(blob: BlobText, name: str, python: bool, written: str | None = None) -> int | None:
     """The first line that uses ``name`` in code (for Python, outside comments and
-    docstrings), or None."""
+    docstrings), or None; with ``written``, only a use written so (``Trainer.fit``)."""
+    written = written or name
     if not python:
-        return _first_occurrence(blob.lines, name)
+        return _first_occurrence(blob.lines, written)
     for number, line in enumerate(blob.lines, 1):
-        if identifier_columns(line, name) and blob.occurs_in_code(name, number, number):
+        if identifier_columns(line, written) and blob.occurs_in_code(name, number, number):
             return number
     return None
 

@@ -409,11 +409,7 @@ class Reanchorer:
         old_blob, new_blob = self._blob(self.old, cited_path), self._blob(self.new, carried[0])
         if old_blob is None or new_blob is None:
             return False
-        first = (
-            carried[1]
-            + len(new_blob.lines[carried[1] - 1 : carried[2]])
-            - len(_dropwhile_blank(new_blob.lines[carried[1] - 1 : carried[2]]))
-        )
+        first = _first_code_line(new_blob.lines[carried[1] - 1 : carried[2]], carried[1])
         return _qualified_at(old_blob.lines, cited_start) == _qualified_at(new_blob.lines, first)
 
     def _places_now(
@@ -758,7 +754,7 @@ class Reanchorer:
         assert drift.old_start is not None and drift.old_end is not None
         old_blob = self._blob(self.old, drift.old_path)
         # The code the lines cite starts at their first line that is not blank.
-        first_code = drift.old_start + len(drift.old_lines) - len(_dropwhile_blank(drift.old_lines))
+        first_code = _first_code_line(drift.old_lines, drift.old_start)
         cited = _qualified_at(old_blob.lines, first_code) if old_blob else ()
         name = symbol.replace("::", ".").rsplit(".", 1)[-1] if symbol else None
         name = name or (cited[-1] if cited else None)
@@ -942,6 +938,11 @@ def _distinctive(block: list[str]) -> bool:
 def _next_after(positions: list[int], position: int) -> int | None:
     index = bisect.bisect_right(positions, position)
     return positions[index] if index < len(positions) else None
+
+
+def _first_code_line(lines: list[str], start: int) -> int:
+    """The number of the first line that is not blank of ``lines``, which start at ``start``."""
+    return start + len(lines) - len(_dropwhile_blank(lines))
 
 
 def _dropwhile_blank(lines: list[str]) -> list[str]:

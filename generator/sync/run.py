@@ -472,12 +472,7 @@ def _right_at(
 ) -> bool:
     """Whether ``ref``, as written, resolves and holds its evidence at ``commit`` with nothing
     wrong said of it."""
-    there = PageContext(
-        context.page,
-        context.upstream,
-        {**context.pins, upstream.name: commit},
-        context.search_roots,
-    )
+    there = context.at(upstream.name, commit)
     resolved = verifier.resolver.resolve(ref, there)
     if resolved.path is None or any(_contradicts(f) for f in resolved.findings):
         return False

@@ -656,3 +656,39 @@ def test_many_edited_quotes_leave_the_history_hint_of_a_quote_found_nowhere(
     assert found[-1].page == "docs/z.md" and f"lib@{old[:7]}" in found[-1].message
     assert found[-1].suggestion == "kb pin suggest docs/z.md"
     assert "100 quotes found only in part were searched for" in caplog.text
+
+
+def test_two_processes_spend_the_history_budget_as_one_does(
+    kb: KB, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Pages read in a forked process are resolved there too, ahead of their turn; a search
+    that a budget of the run limits waits for the page's turn, so which quotes get one does
+    not depend on how the pages were shared (each process spending a budget of its own
+    searched all 101 quotes here, and the last page's quote got a hint it does not get alone)."""
+    repo = kb.new_upstream("lib")
+    count = 101  # one more than a budget
+    repo.commit({"lib/many.py": "\n\n".join(_function(n) for n in range(count))}, "Steps")
+    pin = repo.commit(
+        {"lib/many.py": "\n\n".join(_function(n, edited=True) for n in range(count))},
+        "Use gamma",
+    )
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    for number in range(count):
+        start = number * 6 + 1
+        kb.page(
+            f"p{number:03}.md",
+            f"Step (`lib/many.py:{start}-{start + 3}`):\n\n```python\n{_function(number)}```\n",
+        )
+    for number in range(PARALLEL_MINIMUM_PAGES):
+        kb.page(f"q{number:03}.md", f"# Filler {number}\n\nNothing cited.\n")
+
+    def run(workers: int) -> list[tuple[str, str, str]]:
+        caplog.clear()
+        report = kb.verify(cache=False, workers=workers)
+        assert caplog.text.count("100 quotes found only in part were searched for") == 1
+        return [(f.page, f.check, f.message) for f in report.findings]
+
+    alone = run(1)
+    assert [page for page, _, _ in alone] == [f"docs/p{n:03}.md" for n in range(count - 1)]
+    assert {check for _, check, _ in alone} == {"quote-elsewhere"}
+    assert run(2) == alone

@@ -66,6 +66,13 @@ _TOKEN = re.compile(r"[^\s]{8,}")
 _BINARY = re.compile(r"[\x00-\x08\x0e-\x1f]")
 
 
+class SearchDeferred(Exception):
+    """Raised, while `Prover.defer_searches` is set, where a search that the run's budgets
+    limit (`MAX_OTHER_FILE_SEARCHES`, `MAX_HISTORY_SEARCHES`) would be made: which searches a
+    budget allows depends on the order they come in, so a page proven out of its turn (in a
+    forked process, or ahead of the pages before it) waits for its turn instead."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Target:
     upstream: Upstream
@@ -93,6 +100,8 @@ class Prover:
         self.other_file_searches = 0
         self.history_searches: Counter[bool] = Counter()
         """History searches made, by whether they look for the whole quote (see `_in_history`)."""
+        self.defer_searches = False
+        """Raise `SearchDeferred` rather than make a search a budget limits."""
 
     def prove(
         self,
@@ -349,9 +358,11 @@ class Prover:
         key = (id(prepared), target.upstream.name, target.commit)
         if key in self._other_files:
             return self._other_files[key]
+        needle = _needle(prepared)
+        if needle is not None and self.defer_searches:
+            raise SearchDeferred
         found: list[tuple[str, list[Placement]]] = []
         self._other_files[key] = found
-        needle = _needle(prepared)
         if needle is None or self.other_file_searches >= MAX_OTHER_FILE_SEARCHES:
             return found
         self.other_file_searches += 1
@@ -377,6 +388,8 @@ class Prover:
         key = (id(prepared), target.upstream.name, target.path, whole)
         if key in self._elsewhere_in_time:
             return self._elsewhere_in_time[key]
+        if self.defer_searches:
+            raise SearchDeferred
         self._elsewhere_in_time[key] = None
         if self.history_searches[whole] >= MAX_HISTORY_SEARCHES:
             if self.history_searches[whole] == MAX_HISTORY_SEARCHES:

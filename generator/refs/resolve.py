@@ -247,6 +247,11 @@ class Resolver:
             store.close()
         self._stores.clear()
 
+    def forked(self) -> None:
+        """In a forked process: read through processes of its own (`GitStore.forked`)."""
+        for store in self._stores.values():
+            store.forked()
+
     # -- clones ---------------------------------------------------------------------------
 
     def store(self, upstream: Upstream) -> GitStore:

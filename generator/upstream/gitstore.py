@@ -372,6 +372,13 @@ class GitStore:
         if "repo" in self.__dict__:
             self.repo.close()
 
+    def forked(self) -> None:
+        """In a forked process: let go of the ``git`` processes the parent started, which
+        answer the parent only, and start this process's own when it first reads. What was
+        read stays: objects are the same in both processes."""
+        self._cat_file = None
+        self.__dict__.pop("repo", None)
+
     def _objects(self) -> _CatFile:
         if self._cat_file is None:
             self._cat_file = _CatFile(self.path)

@@ -3,11 +3,12 @@
 This is the one verification core: ``scripts/verify_code_refs.py``, ``python -m generator
 verify`` and the site build all call `Verifier`.
 
-A run reads pages and finds their references and links in one process or, for many pages, in
-two (`_Forked`: the second is forked and sends back what it found). References are resolved in
-the first process only, so each upstream blob is still read once per run, and pages are
-reported in their order whichever process read them. References travel and are kept as plain
-records (`generator.refs.extract.refs.RefRecord`) until someone lists them (`ResolvedRefs`).
+A run reads pages, finds their references and links and resolves the references in one
+process or, for many pages, in two (`_Forked`: the second is forked and sends back what it
+found). Pages are reported in their order whichever process read them, and the report is the
+same: a page whose proof needs a search that the run's budgets limit is proven in its turn, in
+the first process (`SearchDeferred`). References travel and are kept as plain records
+(`generator.refs.extract.refs.RefRecord`) until someone lists them (`ResolvedRefs`).
 
 With a verification cache (`generator.verification.cache`), a page whose bytes the cache holds
 is neither scanned nor resolved: its findings come back from the cache and only its links are
@@ -62,7 +63,7 @@ from generator.refs.extract.evidence import collect_evidence, quoted_text
 from generator.refs.extract.links import extract_anchors
 from generator.refs.extract.refs import RefRecord, ref_records
 from generator.refs.linkcheck import LinkChecker, footnote_findings
-from generator.refs.prove import Prover
+from generator.refs.prove import Prover, SearchDeferred
 from generator.refs.resolve import (
     HeldRef,
     Resolver,
@@ -458,6 +459,11 @@ class _Checked(NamedTuple):
     ref_findings: dict[int, list[Finding]]
 
 
+_Read = tuple[_Extracted, "_Checked | None"]
+"""A page read, and what its references were found to be when that was done ahead of the
+page's turn (None: it is done in its turn)."""
+
+
 class Verifier:
     """Verifies pages against one manifest; reusable across runs (clones stay open).
 
@@ -519,8 +525,8 @@ class Verifier:
         self.knowledge_base: dict[str, Page] | None = None
         """Every page of the docs by ``rel``, for a caller that keeps them up to date itself
         (ingest): governance checks take them rather than walk the docs on every run."""
-        self._forked_process = False
-        """Whether this is the copy of the verifier in a forked process (`_Forked`)."""
+        self._forked_blob_reads = 0
+        """Blobs the forked process of the run read (`Report.blob_reads`)."""
 
     def close(self) -> None:
         self.resolver.close()
@@ -550,11 +556,12 @@ class Verifier:
         self._run_files = {file.rel: file for file in files}
         self._run_parsed = {}
         self._unchecked = Counter()
+        self._forked_blob_reads = 0
         self._links = LinkChecker(self.docs_root, self._anchors_of)
         with _collector_paused():
             if self.cache is not None and self.cache.holds_pages:
                 self._look_up(files)
-            extracted_pages = self._extract_all(files, workers)
+            read_pages = self._read_all(files, workers)
             if self.cache is not None:
                 log.info(
                     "verification cache %s: %d of %d pages unchanged since they were verified",
@@ -563,13 +570,13 @@ class Verifier:
                     len(files),
                 )
             try:
-                for done, extracted in enumerate(extracted_pages, 1):
-                    self._check(extracted, report, refs)
+                for done, (extracted, checked) in enumerate(read_pages, 1):
+                    self._check(extracted, checked, report, refs)
                     pages.append(extracted.page)
                     if progress is not None:
                         progress(done, len(files))
             finally:
-                extracted_pages.close()
+                read_pages.close()
                 self._run_files, self._run_parsed, self._links = {}, {}, None
                 self._run_data, self._run_cached, self._run_unreadable = {}, {}, {}
                 self._target_pool = {}
@@ -590,7 +597,7 @@ class Verifier:
         )
         report.findings = [f for f in report.findings if f.check not in self.ignore]
         report.findings.sort(key=Finding.sort_key)
-        report.blob_reads = self.resolver.blob_reads
+        report.blob_reads = self.resolver.blob_reads + self._forked_blob_reads
         report.ignored = self.ignore
         return report
 
@@ -708,8 +715,6 @@ class Verifier:
         evidence = None
         if records and self.proving:
             evidence = collect_evidence(layout, records, weak=False)
-            if evidence and self._forked_process:
-                evidence = _without_text(evidence)  # the page's text travels anyway
         links = extract_links(layout, page.display)
         link_findings = [
             finding for link in links for finding in check(link, page.rel, page.source)
@@ -731,35 +736,65 @@ class Verifier:
             markdown_findings=markdown_findings,
         )
 
-    def _extract_all(self, files: Sequence[PageFile], workers: int) -> Iterator[_Extracted]:
-        """`_extract` of every file, in order. Only pages the cache does not hold are worth
-        sharing with a forked process."""
+    def _read_all(self, files: Sequence[PageFile], workers: int) -> Iterator[_Read]:
+        """Every file read, in order: `_extract` of each, or with ``workers`` > 1 and enough
+        pages, `_read_ahead` of each in this process and a forked one. Only pages the cache
+        does not hold are worth sharing with a forked process."""
         cached = self._run_cached
         fresh = [file for file in files if file not in cached] if cached else files
         if workers < 2 or len(fresh) < PARALLEL_MINIMUM_PAGES or not _can_fork():
             for file in files:
-                yield self._extract(file)
+                yield self._extract(file), None
             return
-        forked = _Forked(self, fresh).extracted()
+        forked = _Forked(self, fresh)
+        shared = forked.read()
         try:
             for file in files:
-                yield self._extract(file) if file in cached else next(forked)
+                yield (self._extract(file), None) if file in cached else next(shared)
         finally:
-            forked.close()
+            shared.close()
+            self._forked_blob_reads = forked.blob_reads
 
-    def _check(self, extracted: _Extracted, report: Report, refs: ResolvedRefs) -> None:
-        """Resolve one page's references (or take what the cache holds) and add its findings,
-        in the page's order."""
+    def _read_ahead(self, file: PageFile) -> _Read:
+        """`_extract` of ``file``, and its references resolved now, out of the page's turn,
+        unless that needs a search a budget limits (`SearchDeferred`)."""
+        extracted = self._extract(file)
+        if extracted.cached is not None or extracted.records is None:
+            return extracted, None
+        self.prover.defer_searches = True
+        try:
+            return extracted, self._checked(extracted)
+        except SearchDeferred:
+            return extracted, None
+        finally:
+            self.prover.defer_searches = False
+
+    def _checked(self, extracted: _Extracted) -> _Checked:
+        """What the references and Markdown of a page the cache does not hold come to."""
+        page = extracted.page
+        evidence = extracted.evidence
+        if evidence and page.text is not None:
+            evidence = _with_text(evidence, page.text)
+        checked = self._resolve_page(page, extracted.records, evidence)
+        checked.findings.extend(extracted.markdown_findings)
+        return checked
+
+    def _check(
+        self,
+        extracted: _Extracted,
+        checked: _Checked | None,
+        report: Report,
+        refs: ResolvedRefs,
+    ) -> None:
+        """Resolve one page's references (or take what the cache holds, or what was found
+        ahead of the page's turn) and add its findings, in the page's order."""
         page = extracted.page
         cached = extracted.cached
         if cached is not None:
             checked = _Checked(cached.findings, cached.targets, cached.ref_findings)
         else:
-            evidence = extracted.evidence
-            if evidence and page.text is not None:
-                evidence = _with_text(evidence, page.text)
-            checked = self._resolve_page(page, extracted.records, evidence)
-            checked.findings.extend(extracted.markdown_findings)
+            if checked is None:
+                checked = self._checked(extracted)
             if extracted.kept is not None:
                 self._store(page, extracted, checked)
         report.findings.extend(checked.findings)
@@ -1030,8 +1065,8 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-# Two processes: the forked one reads and scans pages, this one does too and resolves every
-# reference. A third would only wait for this one.
+# Two processes, each reading pages and resolving their references. (More would each read the
+# blobs and trees the others read too.)
 _MAX_WORKERS = 2
 PARALLEL_MINIMUM_PAGES = 200
 """Pages below which forking a process costs more than it saves."""
@@ -1042,23 +1077,27 @@ _MAX_CHUNKS = 4096
 
 
 class _Forked:
-    """Pages read and scanned by this process and a forked one, sharing the work as it goes.
+    """Pages read and resolved by this process and a forked one, sharing the work as it goes.
 
     The pages are cut into chunks, and each process takes the next chunk nobody has taken yet:
-    a token read from a pipe both hold, which only one of them can get. The forked process sends
-    what it found for its chunks (pages, reference records, link findings) through another pipe;
-    this one resolves every reference, in page order, as soon as the chunks before are there,
-    and reads chunks itself while it waits. Which process reads a chunk depends on their speed;
-    what is found and the order it is used in do not. If the forked process stops early, this
-    one reads the chunks it took but did not send, so a failure shows as it would without it.
+    a token read from a pipe both hold, which only one of them can get, and reads its pages
+    and resolves their references ahead of their turn (`Verifier._read_ahead`). The forked
+    process sends what it found for its chunks (pages, reference records, verdicts, findings)
+    through another pipe; this one gives the pages in order as soon as the chunks before are
+    there, and reads chunks itself while it waits. Which process reads a chunk depends on their
+    speed; what is found does not: a page that needs a search the run's budgets limit is left
+    to be resolved in its turn, here. If the forked process stops early, this one reads the
+    chunks it took but did not send, so a failure shows as it would without it.
     """
 
     def __init__(self, verifier: Verifier, files: Sequence[PageFile]) -> None:
         self.verifier = verifier
         size = max(_CHUNK, -(-len(files) // _MAX_CHUNKS))
         self.chunks = [files[first : first + size] for first in range(0, len(files), size)]
+        self.blob_reads = 0
+        """Blobs the forked process read, as far as it said."""
 
-    def extracted(self) -> Iterator[_Extracted]:
+    def read(self) -> Iterator[_Read]:
         chunks = self.chunks
         token_read, token_write = os.pipe()
         # Every token is in the pipe before the fork, so a pipe's buffer must hold them all.
@@ -1071,7 +1110,8 @@ class _Forked:
             for fd in (token_read, read_end, write_end):
                 os.close(fd)
             for chunk in chunks:
-                yield from map(self.verifier._extract, chunk)
+                for file in chunk:
+                    yield self.verifier._extract(file), None
             return
         if pid == 0:
             os.close(read_end)
@@ -1099,9 +1139,9 @@ class _Forked:
 
     def _in_order(
         self, token_read: int, received: queue.SimpleQueue[bytes | None]
-    ) -> Iterator[_Extracted]:
+    ) -> Iterator[_Read]:
         verifier, chunks = self.verifier, self.chunks
-        found: dict[int, list[_Extracted]] = {}
+        found: dict[int, list[_Read]] = {}
         tokens_left = worker_alive = True
         following = 0
         while following < len(chunks):
@@ -1114,31 +1154,52 @@ class _Forked:
                 token = os.read(token_read, 4)
                 if len(token) == 4:
                     number = int.from_bytes(token, "little")
-                    found[number] = list(map(verifier._extract, chunks[number]))
+                    found[number] = list(map(verifier._read_ahead, chunks[number]))
                     continue
                 tokens_left = False
             if message is None and worker_alive:
                 message = _next_message(received, block=True)
             if isinstance(message, bytes):
-                number, extracted = pickle.loads(message)
-                for file, one in zip(chunks[number], extracted, strict=True):
-                    verifier._adopt(file, one.page)
-                found[number] = extracted
+                number, read, self.blob_reads = pickle.loads(message)
+                for file, (extracted, _) in zip(chunks[number], read, strict=True):
+                    verifier._adopt(file, extracted.page)
+                found[number] = read
             elif message is _FINISHED:
                 worker_alive = False
             elif not worker_alive and not tokens_left:
                 # The worker stopped without sending this chunk: read it here.
-                found[following] = list(map(verifier._extract, chunks[following]))
+                found[following] = list(map(verifier._read_ahead, chunks[following]))
 
     def _serve(self, token_read: int, fd: int) -> None:
         """The forked process: take chunks until none is left, and send what each holds."""
-        self.verifier._forked_process = True
+        verifier = self.verifier
+        verifier.resolver.forked()
         while len(token := os.read(token_read, 4)) == 4:
             number = int.from_bytes(token, "little")
-            extracted = list(map(self.verifier._extract, self.chunks[number]))
-            data = pickle.dumps((number, extracted), protocol=pickle.HIGHEST_PROTOCOL)
+            targets: dict[CachedTarget, CachedTarget] = {}  # (each sent once per chunk)
+            read = [_sendable(*verifier._read_ahead(file), targets) for file in self.chunks[number]]
+            blob_reads = verifier.resolver.blob_reads
+            data = pickle.dumps((number, read, blob_reads), protocol=pickle.HIGHEST_PROTOCOL)
             _write_all(fd, len(data).to_bytes(8, "little"))
             _write_all(fd, data)
+
+
+def _sendable(
+    extracted: _Extracted, checked: _Checked | None, targets: dict[CachedTarget, CachedTarget]
+) -> _Read:
+    """What the forked process sends of a page: of its verdicts only where they lead (a
+    `CachedTarget`, as the cache keeps them); of a page resolved already, no evidence; of
+    one left to resolve in its turn, the evidence without its quotes' text, which the page's
+    text holds (`_with_text`) and which is most of what a page would send."""
+    if checked is None:
+        if extracted.evidence:
+            extracted = extracted._replace(evidence=_without_text(extracted.evidence))
+        return extracted, None
+    verdicts = []
+    for verdict in checked.verdicts:
+        target = CachedTarget(verdict.upstream, verdict.commit, verdict.path, verdict.unchecked)
+        verdicts.append(targets.setdefault(target, target))
+    return extracted._replace(evidence=None), checked._replace(verdicts=verdicts)
 
 
 _FINISHED = object()

@@ -186,8 +186,12 @@ def read_page_bytes(source: Path, docs_root: Path | None = None) -> bytes:
             raise PageUnreadable(_too_large(status.st_size))
         chunks = []
         size = 0
+        # The size the file has now, and one byte more to see it end: each read allocates what
+        # it asks for (a megabyte at a time cost more than the page's own parsing).
+        wanted = status.st_size + 1
         while size <= MAX_PAGE_BYTES:
-            chunk = os.read(descriptor, min(1 << 20, MAX_PAGE_BYTES + 1 - size))
+            chunk = os.read(descriptor, min(wanted, MAX_PAGE_BYTES + 1 - size))
+            wanted = 1 << 20  # (it grew while being read, or it is a file of unknown size)
             if not chunk:
                 break
             chunks.append(chunk)

@@ -17,6 +17,12 @@ MAX_YAML_VALUES = 10_000
 aliases of aliases ("billion laughs") otherwise stand for gigabytes when written out."""
 
 
+_NESTING_INDICATORS = ("-", ":", "?", "[", "{")
+"""Every level of nesting opens with one of these of its own: a sequence with ``-`` or ``[``,
+a mapping with its first key's ``:`` or ``?``, or ``{``. A text with no more of them than the
+depth allowed is not nested deeper."""
+
+
 class YAMLLimitError(yaml.YAMLError):
     """A document beyond `MAX_YAML_DEPTH` or `MAX_YAML_VALUES`, or with an alias to itself."""
 
@@ -29,6 +35,8 @@ class YAMLLimitError(yaml.YAMLError):
 def check_depth(text: str, loader: type = yaml.SafeLoader) -> None:
     """Refuse nesting deeper than `MAX_YAML_DEPTH`, reading the event stream (which libyaml
     produces without recursion) before anything is composed."""
+    if sum(map(text.count, _NESTING_INDICATORS)) <= MAX_YAML_DEPTH:
+        return  # (a page's frontmatter, nearly always: parsed once, not twice)
     depth = 0
     for event in yaml.parse(text, Loader=loader):
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):

@@ -16,12 +16,16 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mkdocs.exceptions import PluginError
 
 from generator.kb import pages as pages_module
 from generator.kb.pages import load_yaml
 from generator.site.plugin import _guard_render
 from generator.upstream.gitstore import GitStore
+from generator.yamlsafe import MAX_YAML_DEPTH, YAMLLimitError, check_depth
 from tests.conftest import KB, ROOT, mkdocs_build
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -141,6 +145,48 @@ def test_a_page_over_the_size_limit_is_a_finding(
 
 
 # -- frontmatter -----------------------------------------------------------------------------------
+
+
+def _nested(style: int, depth: int) -> str:
+    """YAML nested ``depth`` levels deep, in one of the ways YAML nests: compact block
+    sequences, flow sequences, flow mappings, indented block mappings, or both block kinds."""
+    if style == 0:
+        return "- " * depth + "x"
+    if style == 1:
+        return "[" * depth + "]" * depth
+    if style == 2:
+        return "{a: " * (depth - 1) + "{a: 1" + "}" * depth
+    if style == 3:
+        return "".join("  " * level + "k:\n" for level in range(depth - 1)) + "  " * depth + "k: 1"
+    lines = []
+    for level in range(depth):
+        lines.append("  " * level + ("- " if level % 2 else "k:"))
+    return "\n".join(lines[:-1]) + "\n" + "  " * (depth - 1) + ("- x" if depth % 2 == 0 else "k: 1")
+
+
+@given(style=st.integers(0, 4), depth=st.integers(1, 90))
+@settings(max_examples=300, deadline=None)
+def test_frontmatter_is_refused_exactly_when_nested_deeper_than_the_limit(
+    style: int, depth: int
+) -> None:
+    """Most frontmatter is not even looked at for its depth (too few characters that open a
+    level); what is nested deeper than the limit, in any style, is still refused."""
+    text = _nested(style, depth)
+    events = yaml.parse(text, Loader=yaml.SafeLoader)
+    starts = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+    actual = deepest = 0
+    for event in events:
+        if isinstance(event, starts):
+            actual += 1
+            deepest = max(deepest, actual)
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            actual -= 1
+    assert deepest >= depth - 1
+    if deepest > MAX_YAML_DEPTH:
+        with pytest.raises(YAMLLimitError, match="nested more than 64 levels deep"):
+            check_depth(text)
+    else:
+        check_depth(text)
 
 
 @pytest.mark.parametrize(

@@ -186,16 +186,18 @@ def read_page_bytes(source: Path, docs_root: Path | None = None) -> bytes:
             raise PageUnreadable(_too_large(status.st_size))
         chunks = []
         size = 0
-        # The size the file has now, and one byte more to see it end: each read allocates what
-        # it asks for (a megabyte at a time cost more than the page's own parsing).
+        # The size the file has now, and one byte more to see it end; a read that gets less
+        # than it asked for met the end of this regular file. (Each read allocates what it asks
+        # for: a megabyte at a time cost more than the page's own parsing.)
         wanted = status.st_size + 1
         while size <= MAX_PAGE_BYTES:
-            chunk = os.read(descriptor, min(wanted, MAX_PAGE_BYTES + 1 - size))
-            wanted = 1 << 20  # (it grew while being read, or it is a file of unknown size)
-            if not chunk:
-                break
+            asked = min(wanted, MAX_PAGE_BYTES + 1 - size)
+            chunk = os.read(descriptor, asked)
             chunks.append(chunk)
             size += len(chunk)
+            if len(chunk) < asked:
+                break
+            wanted = 1 << 16  # it grew since its size was read
         if size > MAX_PAGE_BYTES:  # it grew while being read
             raise PageUnreadable(_too_large(size))
         return b"".join(chunks)

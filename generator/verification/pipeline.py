@@ -1223,16 +1223,15 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _receive(fd: int, chunks: queue.SimpleQueue[bytes | None]) -> None:
-    """Read length-prefixed chunks from ``fd`` until it closes, then put None."""
-    buffer = bytearray()
+    """Read length-prefixed chunks from ``fd`` until it closes, then put None. (Each read asks
+    for what is due, not for a large buffer: a read allocates what it asks for.)"""
     try:
-        while data := os.read(fd, 1 << 20):
-            buffer += data
-            while len(buffer) >= 8:
-                size = int.from_bytes(buffer[:8], "little")
-                if len(buffer) < 8 + size:
+        with open(fd, "rb", closefd=False) as stream:
+            while len(prefix := stream.read(8)) == 8:
+                size = int.from_bytes(prefix, "little")
+                data = stream.read(size)
+                if len(data) < size:
                     break
-                chunks.put(bytes(buffer[8 : 8 + size]))
-                del buffer[: 8 + size]
+                chunks.put(data)
     finally:
         chunks.put(None)

@@ -142,6 +142,35 @@ def test_a_commit_missing_from_the_clone_is_named(repo):
         store.close()
 
 
+def _cat_file_processes() -> list[int]:
+    """This process's ``git cat-file`` children, running or ended and not yet reaped."""
+    return [
+        pid
+        for task in Path(f"/proc/{os.getpid()}/task").iterdir()
+        for pid in map(int, (task / "children").read_text().split())
+        if Path(f"/proc/{pid}/stat").read_text().split()[1] == "(git)"
+    ]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+def test_a_closed_store_leaves_no_git_process_behind(repo):
+    """Closing a store does not wait for its git process to exit, but that process ends and
+    is reaped: a long-lived process (a `mkdocs serve`) opening stores again and again does not
+    gather git processes."""
+    before = set(_cat_file_processes())
+    for _ in range(5):
+        store = GitStore(repo.path)
+        assert store.resolve("main") == repo.head()  # starts git cat-file
+        store.close()
+    final = GitStore(repo.path)
+    try:
+        assert final.resolve("main") == repo.head()
+        running = set(_cat_file_processes()) - before
+        assert len(running) <= 2, "the new one, and perhaps the last one still ending"
+    finally:
+        final.close()
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
 def test_a_git_process_that_died_is_reported(repo):
     store = GitStore(repo.path)

@@ -16,6 +16,7 @@ yet costs one read. GitPython (slow to import) is loaded only for callers that a
 
 from __future__ import annotations
 
+import atexit
 import bisect
 import contextlib
 import logging
@@ -205,10 +206,27 @@ _BATCH = 256
 """Object names per batch of requests to git cat-file: 256 SHAs and newlines take 10.5 KB."""
 
 
+_ENDING: list[subprocess.Popen[bytes]] = []
+"""``git cat-file`` processes told to end (their input closed) and not yet reaped: a store
+that closes does not wait the several milliseconds git takes to exit, since nothing depends on
+its end. They are reaped as the next one starts, and waited for when Python exits."""
+
+
+def _reap_ended() -> None:
+    _ENDING[:] = [process for process in _ENDING if process.poll() is None]
+
+
+@atexit.register
+def _wait_for_ended() -> None:
+    for process in _ENDING:
+        process.wait()
+
+
 class _CatFile:
     """A persistent ``git cat-file --batch``: one process answers every object request."""
 
     def __init__(self, path: Path) -> None:
+        _reap_ended()
         self._process = subprocess.Popen(
             ["git", "cat-file", "--batch"],
             cwd=path,
@@ -251,12 +269,13 @@ class _CatFile:
         return found
 
     def close(self) -> None:
+        """Tell git to end (its input closes); it is reaped later (`_ENDING`)."""
         with contextlib.suppress(OSError):  # it may be gone already
             if self._process.stdin is not None:
                 self._process.stdin.close()
-        self._process.wait()
         if self._process.stdout is not None:
             self._process.stdout.close()
+        _ENDING.append(self._process)
 
 
 def _is_repository(path: Path) -> bool:

@@ -74,6 +74,42 @@ def test_a_path_is_found_by_reading_its_directories_once_whichever_commits_share
         store.close()
 
 
+def test_directories_read_ahead_are_each_parsed_once_and_lead_to_the_right_files(tmp_path):
+    """A page's paths at a commit have their directories read ahead, a level of depth at a
+    time for them all: each tree is kept once by its SHA, and every path then resolves as a
+    walk from the root would, names with spaces, CJK and newlines too."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    files = {
+        "pkg/sub/deep/b.py": "b\n",
+        "pkg/a.py": "a\n",
+        "pkg/shared/s.py": "s\n",
+        "other/c.py": "c\n",
+        "数据/模块 one.py": "d\n",
+        "odd\nname/e.py": "e\n",
+    }
+    first = repo.commit(files, "one")
+    second = repo.commit({"pkg/sub/deep/b.py": "b, changed\n"}, "two")
+    cited = [*files, "pkg/a.py/x.py", "nope/sub/x.py", "pkg/sub/nope/x.py", "pkg/sub/deep"]
+    store = GitStore(repo.path)
+    try:
+        store.read_trees_ahead(first, cited)
+        read = store.tree_reads
+        assert read == 8, "root, pkg, its sub, sub/deep and shared, other, 数据, the odd name"
+        found = {path: store.entry(first, path) for path in cited}
+        assert store.tree_reads == read, "nothing left to read"
+        for path in files:
+            assert found[path] is not None and found[path].kind == "blob", path
+            assert store.blob(found[path].sha).data == files[path].encode()
+        assert found["pkg/a.py/x.py"] is None and found["nope/sub/x.py"] is None
+        assert found["pkg/sub/nope/x.py"] is None and found["pkg/sub/deep"] is None
+        store.read_trees_ahead(second, cited)
+        assert store.tree_reads == read + 4, "the root, pkg, pkg/sub and deep changed; no more"
+        assert store.entry(second, "other/c.py") == found["other/c.py"]
+        assert store.blob(store.entry(second, "pkg/sub/deep/b.py").sha).data == b"b, changed\n"
+    finally:
+        store.close()
+
+
 def test_files_are_found_by_name_at_each_commit_where_directories_are_shared(tmp_path):
     # Two identical directories are one tree object, and a later commit shares all but the
     # directory it changed: what was found below a tree must not leak into another place.

@@ -144,6 +144,60 @@ def test_a_verifier_that_read_already_shares_the_next_run_with_a_forked_process(
     assert _worker_processes() == []
 
 
+def test_a_pin_missing_from_its_clone_is_reported_on_every_page_in_every_run(
+    kb: KB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`commit-missing` is reported once per page. Which pages had been told was kept for the
+    whole run (and the verifier's life): a page first resolved ahead of its turn, then again
+    in its turn (its quote needs a search the run's budget limits), lost its finding in the
+    first process but not in the forked one, and a verifier's second run lost them all."""
+    lib = kb.new_upstream("lib")
+    pin = lib.commit(
+        {
+            "lib/core.py": "".join(f"def f{k}():\n    return {k}\n" for k in range(10)),
+            "lib/other.py": MOVED,
+        },
+        "lib",
+    )
+    kb.add_upstream("lib", lib, pin, prefixes=["lib/"])
+    ext = kb.new_upstream("ext")
+    kb.add_upstream(
+        "ext", ext, ext.commit({"ext/x.py": "a = 1\nb = 2\n"}, "ext"), prefixes=["ext/"]
+    )
+    missing = "deadbeef" * 5
+    for n in range(PARALLEL_MINIMUM_PAGES + 60):
+        if n % 10:
+            kb.page(f"p{n:03}.md", f"# Filler {n}\n\nNothing cited.\n")
+            continue
+        kb.page(
+            f"p{n:03}.md",
+            f"---\npins:\n  ext: {missing}\n---\n# P{n}\n\nSee `ext/x.py:1-2`.\n\n"
+            f"And `lib/core.py:1-3`:\n\n```python\n{MOVED}```\n",
+        )
+    expected = [f"p{n:03}.md" for n in range(0, PARALLEL_MINIMUM_PAGES + 60, 10)]
+
+    def pages_told(report: Report) -> list[str]:
+        return [Path(f.page).name for f in report.findings if f.check == "commit-missing"]
+
+    alone = kb.verify(workers=1)
+    assert pages_told(alone) == expected
+    for _ in range(3):
+        assert everything(kb.verify(workers=2)) == everything(alone)
+    monkeypatch.chdir(kb.root)
+    docs = kb.root / "docs"
+    with Verifier(manifest_for([]), docs) as verifier:
+        files = collect([docs], docs)
+        assert pages_told(verifier.verify(files, workers=1)) == expected
+        assert pages_told(verifier.verify(files, workers=1)) == expected, "the second run too"
+
+
+MOVED = (
+    "def moved_function_here(argument):\n"
+    "    value = compute_something_long(argument)\n"
+    "    return value\n"
+)
+
+
 def _worker_processes() -> list[int]:
     """This process's children that run Python (the git processes are left alone)."""
     children = []
@@ -177,6 +231,23 @@ def test_a_failed_run_leaves_no_worker_behind(big_kb):
     big_kb.write_manifest()
     with pytest.raises(ConfigError, match=r"pinned commit c+ is not in the clone"):
         big_kb.verify(workers=2)
+    assert _worker_processes() == []
+
+
+def test_two_processes_stop_at_the_first_failing_page_as_one_does(kb: KB) -> None:
+    """A page resolved ahead of its turn (by either process) that fails leaves the failure to
+    its turn: the run stops at the first failing page in page order, with its error, not at a
+    later page's that another process met first."""
+    for name in ("aaa", "bbb"):
+        repo = kb.new_upstream(name)
+        repo.commit({f"{name}/x.py": "x = 1\n"}, name)
+        kb.add_upstream(name, repo, f"{name[0]}" * 40, prefixes=[f"{name}/"])
+    for n in range(PARALLEL_MINIMUM_PAGES + 60):
+        cited = {0: "bbb/x.py:1", 30: "aaa/x.py:1"}.get(n)
+        kb.page(f"p{n:03}.md", f"# P{n}\n\n" + (f"See `{cited}`.\n" if cited else "Nothing.\n"))
+    for workers in (1, 2, 2, 2):
+        with pytest.raises(ConfigError, match=r"pinned commit b{40} is not in the clone"):
+            kb.verify(workers=workers)
     assert _worker_processes() == []
 
 

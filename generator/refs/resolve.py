@@ -70,6 +70,10 @@ class PageContext:
     quotes: dict[tuple[int, int], Quote] = field(default_factory=dict)
     """The code the page quotes for its references, by (line, column): the evidence that tells
     apart files with the same name."""
+    missing_commits: set[tuple[str, str]] = field(default_factory=set)
+    """The (upstream, commit) pins of the page found missing from their clone, each reported
+    once, by the first reference that meets it. Kept with the page's resolution, not the run's:
+    a page resolved again (out of its turn first, then in it) reports it again."""
 
     def hints_for(self, ref: CodeRef) -> tuple[Any, ...]:
         """What the page knows that may decide which file a bare name means: its full paths
@@ -91,7 +95,11 @@ class PageContext:
     def at(self, upstream: str, commit: str) -> PageContext:
         """This context with ``upstream`` pinned at ``commit``."""
         return PageContext(
-            self.page, self.upstream, {**self.pins, upstream: commit}, self.search_roots
+            self.page,
+            self.upstream,
+            {**self.pins, upstream: commit},
+            self.search_roots,
+            missing_commits=self.missing_commits,
         )
 
 
@@ -224,7 +232,9 @@ class Resolver:
             ),
             key=lambda item: -len(item[0]),
         )
-        self._missing_commits: set[tuple[str, str, str]] = set()
+        self._missing_commits: set[tuple[str, str]] = set()
+        """The page's pins found missing so far (`PageContext.missing_commits`), while one of its
+        verdicts is reached."""
         self._at_missing_commit = False
         """Whether the verdict being reached met a commit the clone lacks (see `verdict`)."""
         self._verdicts: dict[tuple[Any, ...], dict[VerdictKey, ResolvedRef]] = {}
@@ -345,6 +355,7 @@ class Resolver:
         if cached is not None:
             return cached
         result = ResolvedRef(ref=ref)
+        self._missing_commits = context.missing_commits
         self._at_missing_commit = False
         self._narrowing = False
         direct = None
@@ -706,7 +717,7 @@ class Resolver:
             return False
         result.upstream = upstream.name
         self._at_missing_commit = True
-        key = (result.ref.page, upstream.name, commit)
+        key = (upstream.name, commit)
         if key not in self._missing_commits:
             self._missing_commits.add(key)
             self._add(

@@ -63,7 +63,7 @@ from generator.refs.extract.evidence import collect_evidence, quoted_text
 from generator.refs.extract.links import extract_anchors
 from generator.refs.extract.refs import RefRecord, ref_records
 from generator.refs.linkcheck import LinkChecker, footnote_findings
-from generator.refs.prove import Prover, SearchDeferred
+from generator.refs.prove import Prover
 from generator.refs.resolve import (
     HeldRef,
     Resolver,
@@ -757,14 +757,17 @@ class Verifier:
 
     def _read_ahead(self, file: PageFile) -> _Read:
         """`_extract` of ``file``, and its references resolved now, out of the page's turn,
-        unless that needs a search a budget limits (`SearchDeferred`)."""
+        unless that needs a search a budget limits (`SearchDeferred`) or fails."""
         extracted = self._extract(file)
         if extracted.cached is not None or extracted.records is None:
             return extracted, None
         self.prover.defer_searches = True
         try:
             return extracted, self._checked(extracted)
-        except SearchDeferred:
+        except Exception:
+            # `SearchDeferred`; and a failure (a pin not in its clone) is left to the page's
+            # turn too, where it is raised again: the run then stops at the first page in page
+            # order that fails, as it does in one process.
             return extracted, None
         finally:
             self.prover.defer_searches = False

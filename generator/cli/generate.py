@@ -80,13 +80,13 @@ def _add_shared_options(parser: argparse.ArgumentParser, seed: str) -> None:
         "of the largest files, then the description and the review comments; the pack lists "
         "what was left out",
     )
-    from generator.generate.source import Placement
+    from generator.kb.placement import Placement
 
     Placement.add_arguments(parser)
 
 
 def add_source_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from generator.generate.source import Placement
+    from generator.kb.placement import Placement
 
     source = commands.add_parser(
         "source",
@@ -227,7 +227,7 @@ def _draft_from_pull(
 
 
 def _placement(args: argparse.Namespace) -> Any:
-    from generator.generate.source import Placement
+    from generator.kb.placement import Placement
 
     return Placement.from_args(args)
 

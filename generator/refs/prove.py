@@ -26,6 +26,7 @@ import subprocess
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from generator.checks import severity_of
 from generator.model import CodeRef, Evidence, Finding, Fix, Quote, RefForm, ResolvedRef, Upstream
@@ -49,8 +50,10 @@ from generator.refs.quote import (
 )
 from generator.refs.resolve import PageContext, Resolver, first_use, symbol_definitions
 from generator.upstream.gitstore import BlobText, GitStore, identifier_columns
-from generator.upstream.history import History, history_for
 from generator.upstream.manifest import ConfigError
+
+if TYPE_CHECKING:  # (loaded by the first history search: most runs make none)
+    from generator.upstream.history import History
 
 log = logging.getLogger(__name__)
 
@@ -404,6 +407,8 @@ class Prover:
         self.history_searches[whole] += 1
         store = self.stores.store(target.upstream)
         histories = self._histories.setdefault(target.upstream.name, {})
+        from generator.upstream.history import history_for
+
         history = history_for(store, target.commit, target.upstream.branch, histories)
 
         def holds(sha: str) -> bool:

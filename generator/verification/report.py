@@ -22,11 +22,13 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from generator.model import Finding, Severity, printable
-from generator.verification.fix import FixResult
 from generator.verification.pipeline import Report
+
+if TYPE_CHECKING:  # (--fix loads it when it runs: a plain run does without)
+    from generator.verification.fix import FixResult
 
 JSON_SCHEMA_VERSION = 1
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from generator.upstream.gitbuild import RepoBuilder, run_git
+from generator.upstream.gitstore import RepositoryUnavailable
 from generator.upstream.manifest import ConfigError
 from generator.verification.pipeline import (
     PARALLEL_MINIMUM_PAGES,
@@ -249,6 +250,30 @@ def test_two_processes_stop_at_the_first_failing_page_as_one_does(kb: KB) -> Non
         with pytest.raises(ConfigError, match=r"pinned commit b{40} is not in the clone"):
             kb.verify(workers=workers)
     assert _worker_processes() == []
+
+
+def test_a_clone_missing_a_tree_fails_in_two_processes_as_in_one(kb: KB) -> None:
+    """Listing a commit's files kept what it had read when a tree object was missing; a page
+    that failed out of its turn, resolved again in it, then read that half listing and the run
+    ended with a report instead of the error one process stops with."""
+    lib = kb.new_upstream("lib")
+    lib.commit({"lib/old.py": "a = 1\nb = 2\n", "lib/zz/b.py": "c = 3\n"}, "one")
+    pin = lib.commit({"lib/old.py": None, "lib/new.py": "a = 1\nb = 2\n"}, "rename")
+    kb.add_upstream("lib", lib, pin, prefixes=["lib/"])
+    tree = run_git(lib.path, "rev-parse", f"{pin}:lib/zz").strip()
+    (lib.path / ".git" / "objects" / tree[:2] / tree[2:]).unlink()  # a clone lacking it
+    for n in range(PARALLEL_MINIMUM_PAGES + 60):
+        cited = "See `lib/old.py:1-2`.\n" if n % 10 == 0 else "Nothing.\n"
+        kb.page(f"p{n:03}.md", f"# P{n}\n\n{cited}")
+    for workers in (1, 2, 2):
+        with pytest.raises(RepositoryUnavailable, match=f"tree {tree} is missing"):
+            kb.verify(workers=workers)
+    # The command says what is wrong with the clone; it is no bug of the tool.
+    result = kb.cli("verify", "--no-cache")
+    assert result.returncode == 2, result.stderr
+    assert f"error: tree {tree} is missing from" in result.stderr
+    assert "hint: the clone is damaged or incomplete" in result.stderr
+    assert "internal error" not in result.stderr
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs sched_setaffinity")

@@ -590,8 +590,9 @@ class GitStore:
         ``git ls-tree -r``. Built from the directories' tree objects, each read once per run."""
         files = self._trees.get(commit)
         if files is None:
-            files = self._trees[commit] = {}
+            files = {}
             self._list(self._root(commit), "", files)
+            self._trees[commit] = files  # (only once whole: a tree object may be missing)
         return files
 
     def _list(self, sha: str, prefix: str, files: dict[str, TreeEntry]) -> None:

@@ -19,6 +19,7 @@ from generator import __version__
 from generator.cli import demo, generate, ingest, init, pin, specs, sync, upstreams, verify
 from generator.cli.common import EXIT_INTERNAL, EXIT_USAGE, Parser
 from generator.model import printable
+from generator.upstream.gitstore import RepositoryUnavailable
 from generator.upstream.manifest import ConfigError
 
 HANDLERS = {
@@ -90,6 +91,15 @@ def _dispatch(args: argparse.Namespace) -> int:
         return HANDLERS[args.command](args)
     except ConfigError as error:
         print(f"error: {error.render()}", file=sys.stderr)
+        return EXIT_USAGE
+    except RepositoryUnavailable as error:
+        # An object missing from a clone, or its git process gone: the clone, not a bug.
+        print(
+            f"error: {printable(str(error))}\n"
+            "  hint: the clone is damaged or incomplete (a partial or shallow clone lacks "
+            "objects): delete it and run `kb upstreams fetch` again",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -729,3 +729,26 @@ def test_a_deleted_duplicate_names_the_definition_that_was_there_all_along(tmp_p
     new = repo.commit({"pkg/old.py": None}, "drop Old")
     gone = Reanchorer(GitStore(repo.path), old, new).classify("pkg/old.py", 2, 3, None)
     assert gone.status is DriftStatus.DELETED and gone.candidates == [], gone.reason
+
+
+def test_a_page_written_against_an_older_commit_is_not_said_to_be_newer(tmp_path):
+    """The same correction backwards: a page pinned to a commit but written against an earlier
+    one, synced to that earlier commit, stays as written, and the reason does not call the
+    commit it was written against a newer one."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    edited = SECOND.replace("total * 23", "total * 29")
+    old = repo.commit({"pkg/u.py": FIRST + "\n" + edited}, "29")
+    new = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "23")
+    root = _kb(
+        tmp_path,
+        repo,
+        new,
+        {"q.md": f"# Q\n\nThe sum, `pkg/u.py:5-7`:\n\n```python\n{edited}```\n"},
+    )
+    assert [f["check"] for f in _findings(root)] == ["quote-elsewhere"]
+    assert "(1 unchanged)" in _sync(root, old)
+    [drift_report] = (root / ".cache" / "reports").glob("drift-up-*.json")
+    reason = drift_report.read_text("utf-8")
+    assert "newer" not in reason
+    assert "written against the commit this sync moves to" in reason
+    assert _findings(root) == []

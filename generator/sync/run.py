@@ -383,8 +383,9 @@ def _plan_page(
             proof = verifier.prover.prove(ref, resolved, evidence[index], context)
             broken = [f for f in proof if _contradicts(f)]
             # The prover's word that another commit holds the quote whole (the pin, not the
-            # range, is what is wrong), and it is this sync's: the page was written against a
-            # newer commit than its pin, the sync is the correction, and the text stays.
+            # range, is what is wrong), and it is this sync's: the page was written against the
+            # commit the sync moves to (later than its pin, or earlier), the sync is the
+            # correction, and the text stays.
             pin_wrong = all((f.suggestion or "").startswith("kb pin suggest") for f in broken)
             if (
                 broken
@@ -400,7 +401,7 @@ def _plan_page(
                     ref.start,
                     ref.end,
                     reason="the old pin's lines hold its quote only in part, the new commit's "
-                    "whole: the page was written against a newer commit",
+                    "whole: the page was written against the commit this sync moves to",
                 )
                 plan.drifts.append(
                     RefDrift(ref.page, ref.line, ref.column, ref.text, drift, offset=offset)

@@ -253,3 +253,24 @@ def test_a_reference_into_an_upstream_without_a_clone_keeps_its_plain_link(cards
     line = re.search(r'<p class="kb-trust">(.*?)</p>', page, re.S)
     assert line is not None
     assert re.sub(r"<[^>]+>", "", line[1]).startswith("1 code reference verified at lib@")
+
+
+def test_a_class_defined_twice_leads_to_the_kept_one_for_its_methods_too():
+    """A module that defines a class twice keeps the last: `x.py:Trainer` led there, but
+    `x.py:Trainer.fit` to the first class's method."""
+    from generator.site.cards import _definition
+    from generator.upstream.gitstore import BlobText
+
+    source = (
+        "class Trainer:\n    def fit(self):\n        return 1\n\n\n"
+        "class Trainer:\n    def setup(self):\n        pass\n\n"
+        "    def fit(self):\n        return 2\n"
+        "\n\nclass Other:\n    def fit(self):\n        return 3\n"
+    )
+    blob = BlobText(source.encode())
+    assert _definition(blob, "Trainer") == (6, 11)
+    assert _definition(blob, "Trainer.fit") == (10, 11)
+    assert _definition(blob, "Trainer.setup") == (7, 8)
+    assert _definition(blob, "Other.fit") == (15, 16)
+    only_first = BlobText(source.replace("    def fit(self):\n        return 2\n", "").encode())
+    assert _definition(only_first, "Trainer.fit") == (2, 3), "not in the kept class: the first"

@@ -304,15 +304,24 @@ class CardMaker:
 def _definition(blob: BlobText, symbol: str) -> tuple[int, int] | None:
     """The definition ``symbol`` names in the blob: for a plain name, the module's own (the
     last, which the module keeps when it defines one twice) before any method or nested
-    function of that name; for ``Class.method``, the first in the class."""
+    function of that name; for ``Class.method``, the first in the class, and in the last class
+    of that name when the module defines it twice (the one it keeps, as for a plain name)."""
     spans = symbol_definitions(blob.line_tuple, symbol)
-    if not spans:
-        return None
-    if "." not in symbol and ":" not in symbol:
-        top_level = [span for span in spans if not blob.lines[span[0] - 1][:1].isspace()]
-        if top_level:
-            return top_level[-1]
-    return spans[0]
+    if not spans or ":" in symbol:
+        return spans[0] if spans else None
+    outer, _, inner = symbol.partition(".")
+    kept = _module_level(blob, symbol_definitions(blob.line_tuple, outer) if inner else spans)
+    if kept is None:
+        return spans[0]
+    if not inner:
+        return kept
+    return next((span for span in spans if kept[0] <= span[0] <= kept[1]), spans[0])
+
+
+def _module_level(blob: BlobText, spans: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The last of ``spans`` that is defined at the module's top level, if any."""
+    top_level = [span for span in spans if not blob.lines[span[0] - 1][:1].isspace()]
+    return top_level[-1] if top_level else None
 
 
 def _target(resolved: ResolvedRef) -> Target | None:

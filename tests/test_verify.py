@@ -138,6 +138,8 @@ def test_a_verifier_that_read_already_shares_the_next_run_with_a_forked_process(
     with Verifier(manifest, docs) as verifier:
         assert verifier.verify(files[:1], workers=1).blob_reads == 1, "a git process is open"
         shared = verifier.verify(files, workers=2)
+        # A file per page, each read once by one of the processes (the first one before).
+        assert shared.blob_reads == count
     with Verifier(manifest, docs) as verifier:
         alone = verifier.verify(files, workers=1)
     assert len(alone.findings) == count

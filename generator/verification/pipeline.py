@@ -1177,11 +1177,12 @@ class _Forked:
         """The forked process: take chunks until none is left, and send what each holds."""
         verifier = self.verifier
         verifier.resolver.forked()
+        before = verifier.resolver.blob_reads  # (what the parent had read, counted there)
         while len(token := os.read(token_read, 4)) == 4:
             number = int.from_bytes(token, "little")
             targets: dict[CachedTarget, CachedTarget] = {}  # (each sent once per chunk)
             read = [_sendable(*verifier._read_ahead(file), targets) for file in self.chunks[number]]
-            blob_reads = verifier.resolver.blob_reads
+            blob_reads = verifier.resolver.blob_reads - before
             data = pickle.dumps((number, read, blob_reads), protocol=pickle.HIGHEST_PROTOCOL)
             _write_all(fd, len(data).to_bytes(8, "little"))
             _write_all(fd, data)

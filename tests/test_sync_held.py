@@ -613,23 +613,36 @@ def test_a_reference_whose_quote_its_lines_lack_stays_held_where_it_was_wrong(tm
     assert held == [("quote-elsewhere", "pkg/u.py:1-3"), ("ref-needs-review", "pkg/u.py:1-3")]
 
 
+def _written_against_another_commit(tmp_path: Path, *, later: bool) -> tuple[Path, str]:
+    """A knowledge base whose page quotes `pkg/u.py:5-7` as another commit (``later`` than its
+    pin, or earlier) has it: wrong at the pin, whole at the commit returned."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    edited = SECOND.replace("total * 23", "total * 29")
+
+    def commit(text: str) -> str:
+        return repo.commit({"pkg/u.py": FIRST + "\n" + text}, "v")
+
+    if later:
+        pin, written_against = commit(SECOND), commit(edited)
+    else:
+        written_against, pin = commit(edited), commit(SECOND)
+    root = _kb(
+        tmp_path,
+        repo,
+        pin,
+        {"q.md": f"# Q\n\nThe sum, `pkg/u.py:5-7`:\n\n```python\n{edited}```\n"},
+    )
+    assert [f["check"] for f in _findings(root)] == ["quote-elsewhere"]
+    return root, written_against
+
+
 def test_a_quote_whole_at_the_new_commit_is_the_correction_and_is_not_held(tmp_path):
     """A draft written against a commit after its pin quotes a line as that commit has it:
     wrong at the old pin, right at the new one as written. Sync to that commit keeps the text
     and holds nothing: `was-broken`, never released, would leave verify asking for a pin the
     page then has."""
-    repo = RepoBuilder.init(tmp_path / "up")
-    old = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
-    edited = SECOND.replace("total * 23", "total * 29")
-    new = repo.commit({"pkg/u.py": FIRST + "\n" + edited}, "29")
-    root = _kb(
-        tmp_path,
-        repo,
-        old,
-        {"q.md": f"# Q\n\nThe sum, `pkg/u.py:5-7`:\n\n```python\n{edited}```\n"},
-    )
-    assert [f["check"] for f in _findings(root)] == ["quote-elsewhere"]
-    assert "unchanged" in _sync(root, new)
+    root, written_against = _written_against_another_commit(tmp_path, later=True)
+    assert "unchanged" in _sync(root, written_against)
     page = (root / "docs" / "q.md").read_text("utf-8")
     assert "The sum, `pkg/u.py:5-7`:" in page and "held_refs" not in page
     assert _findings(root) == []
@@ -735,18 +748,8 @@ def test_a_page_written_against_an_older_commit_is_not_said_to_be_newer(tmp_path
     """The same correction backwards: a page pinned to a commit but written against an earlier
     one, synced to that earlier commit, stays as written, and the reason does not call the
     commit it was written against a newer one."""
-    repo = RepoBuilder.init(tmp_path / "up")
-    edited = SECOND.replace("total * 23", "total * 29")
-    old = repo.commit({"pkg/u.py": FIRST + "\n" + edited}, "29")
-    new = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "23")
-    root = _kb(
-        tmp_path,
-        repo,
-        new,
-        {"q.md": f"# Q\n\nThe sum, `pkg/u.py:5-7`:\n\n```python\n{edited}```\n"},
-    )
-    assert [f["check"] for f in _findings(root)] == ["quote-elsewhere"]
-    assert "(1 unchanged)" in _sync(root, old)
+    root, written_against = _written_against_another_commit(tmp_path, later=False)
+    assert "(1 unchanged)" in _sync(root, written_against)
     [drift_report] = (root / ".cache" / "reports").glob("drift-up-*.json")
     reason = drift_report.read_text("utf-8")
     assert "newer" not in reason

@@ -232,9 +232,6 @@ class Resolver:
             ),
             key=lambda item: -len(item[0]),
         )
-        self._missing_commits: set[tuple[str, str]] = set()
-        """The page's pins found missing so far (`PageContext.missing_commits`), while one of its
-        verdicts is reached."""
         self._at_missing_commit = False
         """Whether the verdict being reached met a commit the clone lacks (see `verdict`)."""
         self._verdicts: dict[tuple[Any, ...], dict[VerdictKey, ResolvedRef]] = {}
@@ -355,7 +352,6 @@ class Resolver:
         if cached is not None:
             return cached
         result = ResolvedRef(ref=ref)
-        self._missing_commits = context.missing_commits
         self._at_missing_commit = False
         self._narrowing = False
         direct = None
@@ -534,7 +530,7 @@ class Resolver:
             result.commit, result.path = commit, self._normalised(result, path)
             return
         pinned = self.commit_for(upstream, context)
-        if self._pin_missing(result, upstream, pinned):
+        if self._pin_missing(result, upstream, pinned, context):
             return
         lines = _fragment(ref.start, ref.end)
         kind = "tree" if ref.is_directory else "blob"
@@ -706,11 +702,13 @@ class Resolver:
             result.upstream, result.commit, result.path = upstream.name, commit, path
             result.unchecked = True
             return
-        if self._pin_missing(result, upstream, commit):
+        if self._pin_missing(result, upstream, commit, context):
             return
         result.upstream, result.commit, result.path = upstream.name, commit, path
 
-    def _pin_missing(self, result: ResolvedRef, upstream: Upstream, commit: str) -> bool:
+    def _pin_missing(
+        self, result: ResolvedRef, upstream: Upstream, commit: str, context: PageContext
+    ) -> bool:
         """Whether the page's pin ``commit`` is missing from the (existing) clone: then it is
         reported, once per page, and the reference is not checked."""
         if commit == upstream.pin or self.store(upstream).resolve(commit) == commit:
@@ -718,8 +716,8 @@ class Resolver:
         result.upstream = upstream.name
         self._at_missing_commit = True
         key = (upstream.name, commit)
-        if key not in self._missing_commits:
-            self._missing_commits.add(key)
+        if key not in context.missing_commits:
+            context.missing_commits.add(key)
             self._add(
                 result,
                 "commit-missing",

@@ -31,6 +31,7 @@ from typing import Any
 
 from generator.checks import PAGE_GOVERNANCE_CHECKS
 from generator.kb.diagrams import diagram_findings
+from generator.kb.governed import has_governance, is_governed
 from generator.kb.pages import Page, load_page, problem_findings
 from generator.kb.paths import (
     Curriculum,
@@ -85,10 +86,6 @@ class LeanSpecConfig:
     @property
     def path(self) -> Path:
         return self.root / ".lean-spec" / "config.json"
-
-
-def is_governed(root: Path) -> bool:
-    return (root / ".lean-spec").is_dir() or (root / "specs").is_dir()
 
 
 def load_config(root: Path) -> LeanSpecConfig:
@@ -835,9 +832,6 @@ def load_governance(
     return governance
 
 
-_CURRICULUM_KEYS = ("paths", "path", "depends_on", "level", "order", "kind", "diagrams")
-
-
 def governance_findings(
     root: Path,
     docs_root: Path,
@@ -858,9 +852,7 @@ def governance_findings(
     no specs whose pages say nothing about paths, levels, prerequisites or kinds has nothing to
     check here, and is not walked at all.
     """
-    if not is_governed(root) and not any(
-        key in page.meta for page in pages for key in _CURRICULUM_KEYS
-    ):
+    if not has_governance(root, pages):
         return []
     if knowledge_base is None:
         governance = load_governance(root, docs_root, pages)

@@ -63,6 +63,7 @@ from mkdocs.structure.pages import Page as MkDocsPage
 from mkdocs.utils.templates import TemplateContext
 
 from generator.files import inside, link_loops
+from generator.kb.governed import is_governed
 from generator.kb.pages import (
     Page,
     PageUnreadable,
@@ -71,7 +72,7 @@ from generator.kb.pages import (
     read_page_bytes,
 )
 from generator.kb.paths import Curriculum, as_list, build_curriculum
-from generator.kb.specs import is_governed, load_governance
+from generator.kb.specs import load_governance
 from generator.model import Finding, ResolvedRef, Severity, Upstream, printable
 from generator.refs.extract import scan
 from generator.site import live, navigation

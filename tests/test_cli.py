@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.cli.main import COMMAND_PARSERS, HANDLERS
 from tests.conftest import ROOT
 
 
@@ -205,6 +207,50 @@ def test_help_and_list_checks(lib_kb):
         assert "usage:" in result.stdout
     listed = lib_kb.cli("verify", "--list-checks").stdout
     assert "range-outside-file" in listed and "warning" in listed
+
+
+def test_the_help_and_a_mistyped_command_list_every_command(lib_kb):
+    """A run builds only its command's parser; what lists the commands builds them all."""
+    commands = [name for _, names in COMMAND_PARSERS for name in names]
+    for args in (["--help"], ["-h", "verify"], ["-vh", "verify"], ["--he", "sync"]):
+        result = lib_kb.cli(*args)
+        assert result.returncode == 0, args
+        listing = result.stdout.split("positional arguments:")[1]
+        assert all(f"\n    {command} " in listing for command in commands), args
+    mistyped = lib_kb.cli("verfy", "docs")
+    assert mistyped.returncode == 2
+    assert "invalid choice: 'verfy' (choose from " + ", ".join(map(repr, commands)) in (
+        mistyped.stderr
+    )
+    # Options before the command are the main parser's; the command's own help is its own.
+    result = lib_kb.cli("-v", "verify", "--help")
+    assert result.returncode == 0 and result.stdout.startswith("usage: kb verify ")
+
+
+def test_each_command_parser_adds_the_commands_it_is_listed_with():
+    for add_parsers, names in COMMAND_PARSERS:
+        commands = argparse.ArgumentParser().add_subparsers()
+        add_parsers(commands)
+        assert tuple(commands.choices) == names
+    assert sorted(name for _, names in COMMAND_PARSERS for name in names) == sorted(HANDLERS)
+
+
+def test_verify_on_a_page_without_governance_leaves_the_governance_modules_unread(lib_kb):
+    """Their import took a tenth of a pre-commit hook's run over one page."""
+    lib_kb.page("a.md", "# A\n\nlib/core.py:6-7\n")
+    probe = (
+        "import sys\n"
+        "from generator.cli.main import main\n"
+        "code = main(['verify', 'docs/a.md'])\n"
+        "print(code, sorted(m for m in sys.modules if m.startswith('generator.kb.')))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=lib_kb.root, capture_output=True, text=True, env=env
+    )
+    assert result.stdout.splitlines()[-1] == (
+        "0 ['generator.kb.governed', 'generator.kb.pages']"
+    ), result.stderr
 
 
 def test_upstreams_fetch_clones_from_a_local_remote(kb, tmp_path):

@@ -9,15 +9,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generator.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ProgressLine, load_manifest
-from generator.kb.placement import Placement
-from generator.kb.sections import ANALYSIS_KINDS
-from generator.kb.specs import SPEC_STATUSES
 
 if TYPE_CHECKING:  # the importer loads the GitHub client: not for every command's start-up
     from generator.generate.ingest import Ingested, IngestError, Relinked
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    # The governance modules, imported when this parser is built (see `generator.cli.main`).
+    from generator.kb.placement import Placement
+    from generator.kb.sections import ANALYSIS_KINDS
+    from generator.kb.specs import SPEC_STATUSES
+
     parser = commands.add_parser(
         "ingest",
         help="import analyses written elsewhere as pages of the knowledge base",
@@ -94,6 +96,7 @@ def run_ingest(args: argparse.Namespace) -> int:
         Relinked,
         ingest,
     )
+    from generator.kb.placement import Placement
     from generator.verification.pipeline import docs_root_for
     from generator.verification.report import json_document
 

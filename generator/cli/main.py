@@ -12,7 +12,7 @@ import logging
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from generator import __version__
@@ -35,7 +35,26 @@ HANDLERS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+ParserAdder = Callable[["argparse._SubParsersAction[Parser]"], None]
+
+COMMAND_PARSERS: tuple[tuple[ParserAdder, tuple[str, ...]], ...] = (
+    (init.add_commands, ("init",)),
+    (verify.add_commands, ("verify",)),
+    (upstreams.add_commands, ("upstreams",)),
+    (sync.add_commands, ("sync",)),
+    (generate.add_source_command, ("source",)),
+    (demo.add_commands, ("demo",)),  # demo build|record-github|pages
+    (specs.add_commands, ("specs", "new")),  # specs validate|board, new spec|page
+    (generate.add_commands, ("pr", "review")),
+    (ingest.add_commands, ("ingest",)),
+    (pin.add_commands, ("pin",)),  # pin suggest
+)
+"""Each function that adds commands' parsers, with the commands it adds, in the order of
+``kb --help``."""
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; with ``command``, of that command only (see `main`)."""
     parser = Parser(
         prog="kb",
         description="Generate and verify a code-analysis knowledge base whose code references "
@@ -45,22 +64,34 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv: debug)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands.required = True
-    init.add_commands(commands)
-    verify.add_commands(commands)
-    upstreams.add_commands(commands)
-    sync.add_commands(commands)
-    generate.add_source_command(commands)
-    demo.add_commands(commands)  # demo build|record-github|pages
-    specs.add_commands(commands)  # specs validate|board, new spec|page
-    generate.add_commands(commands)  # pr, review
-    ingest.add_commands(commands)
-    pin.add_commands(commands)  # pin suggest
+    for add_parsers, names in COMMAND_PARSERS:
+        if command is None or command in names:
+            add_parsers(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(_command_named(arguments)).parse_args(arguments)
     return _dispatch(args)
+
+
+def _command_named(arguments: Sequence[str]) -> str | None:
+    """The command the arguments run, when the parser need know no other: building every
+    command's parser, and importing what some of them need, took a tenth of ``kb verify`` on
+    one page (a pre-commit hook's run). None, for every parser, when the arguments ask for the
+    list of commands (``--help`` before any) or name none that exists, so that the help and the
+    error list them all."""
+    for argument in arguments:
+        if argument.startswith("--"):
+            if argument.startswith("--h"):  # --help, or a prefix of it
+                return None
+        elif argument.startswith("-"):
+            if "h" in argument:  # -h, or -vh
+                return None
+        else:
+            return argument if argument in HANDLERS else None
+    return None
 
 
 def run() -> NoReturn:

@@ -137,6 +137,61 @@ def test_absolute_local_path():
     assert ref.start == 821
 
 
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        # A home directory named in Chinese, on Linux and macOS, with a drive, with a tilde.
+        ("见 `/home/用户/slime/slime/x.py:10-20` 的循环", "/home/用户/slime/slime/x.py:10-20"),
+        ("See /Users/张三/code/slime/x.py:10 here", "/Users/张三/code/slime/x.py:10"),
+        ("On Windows: C:/Users/张三/src/slime/x.py:5", "/Users/张三/src/slime/x.py:5"),
+        ("`~/项目/slime/x.py:3`", "~/项目/slime/x.py:3"),
+        ("/Users/张三2/src/slime/x.py:4 (a name with digits)", "/Users/张三2/src/slime/x.py:4"),
+        # Prose running into the path, whose first directory is named in ASCII.
+        ("我们在/home/用户/slime/x.py:8看到", "/home/用户/slime/x.py:8"),
+        ("**/home/用户/slime/x.py:9**", "/home/用户/slime/x.py:9"),
+        ("见 `/home/用户/slime/x.py:Trainer`", "/home/用户/slime/x.py:Trainer"),
+    ],
+)
+def test_an_absolute_path_may_have_directories_named_in_any_script(text, written):
+    """Such a path was cut at the name (`/slime/x.py:10`), and ingest, writing the rest as
+    the repository's path, left the name glued to it (`/home/用户slime/x.py:10`)."""
+    ref = one(text + "\n")
+    assert ref.form is RefForm.ABSOLUTE
+    assert ref.text == written
+    assert text.index(written) == ref.column - 1
+
+
+@pytest.mark.parametrize(
+    ("text", "written", "form"),
+    [
+        ("见slime/x.py:10", "slime/x.py:10", RefForm.PATH),
+        ("在slime/x.py:10中", "slime/x.py:10", RefForm.PATH),
+        # A name running into the path's own slash is prose (or a relative directory), as before.
+        ("数据/slime/x.py:10", "/slime/x.py:10", RefForm.ABSOLUTE),
+        ("输入/输出/slime/x.py:7", "/slime/x.py:7", RefForm.ABSOLUTE),
+        ("abc/用户/slime/x.py:10", "/slime/x.py:10", RefForm.ABSOLUTE),
+    ],
+)
+def test_prose_in_another_script_stays_out_of_a_path(text, written, form):
+    ref = one(text + "\n")
+    assert (ref.text, ref.form) == (written, form)
+
+
+def test_a_path_with_directories_named_in_any_script_standing_alone():
+    """In a table's path cell, after a lines phrase, and cited whole in a code span."""
+    path = "/Users/张三/src/slime/x.py"
+    options = ExtractOptions(route_prefixes=("slime/",), absolute_whole_files=True)
+    refs = refs_of(
+        f"| `{path}` | 10-20 | the loop |\n\nlines 9-14 of `{path}`\n\n整个文件：`{path}`。\n",
+        options=options,
+    )
+    assert [(r.path, r.start, r.end, r.form) for r in refs] == [
+        (path, 10, 20, RefForm.ABSOLUTE),
+        (path, 9, 14, RefForm.ABSOLUTE),
+        (path, None, None, RefForm.ABSOLUTE),
+    ]
+
+
 def test_permalinks_commit_branch_and_tree():
     sha = "a" * 40
     refs = refs_of(

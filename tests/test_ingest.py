@@ -530,6 +530,35 @@ def test_a_windows_path_loses_its_drive_with_its_local_root(
     assert "And minitrain/config.py (lines 40-41) too." in body
 
 
+def test_a_home_directory_named_in_chinese_goes_with_the_local_root(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`/Users/张三/src/minitrain/minitrain/config.py:40` became
+    `/Users/张三minitrain/config.py:40`: the path was read from after the name, and the name
+    stayed behind."""
+    notes = tmp_path / "cjk.md"
+    notes.write_text(
+        "# 打包\n\n见 `/Users/张三/src/minitrain/minitrain/config.py:40`，以及 "
+        "/home/用户/minitrain/minitrain/data/packing.py:37-47 的循环。\n\n"
+        "整个文件：`/home/李四/src/minitrain/minitrain/data/packing.py`。\n\n"
+        "在/home/用户/minitrain/minitrain/config.py:40中定义；"
+        "数据见slime之外的 minitrain/config.py:40。\n",
+        "utf-8",
+    )
+    assert run(str(notes), "--spec", "001-minitrain-knowledge-base") == 0
+    out = capsys.readouterr().out
+    assert (
+        "absolute local path: /Users/张三/src/minitrain/minitrain/config.py:40 -> "
+        "minitrain/config.py:40"
+    ) in out
+    body = read_page(kb / "docs" / "analysis" / "cjk.md").body
+    assert body == (
+        "# 打包\n\n见 `minitrain/config.py:40`，以及 minitrain/data/packing.py:37-47 的循环。\n\n"
+        "整个文件：`minitrain/data/packing.py`。\n\n"
+        "在minitrain/config.py:40中定义；数据见slime之外的 minitrain/config.py:40。\n"
+    )
+
+
 def test_a_whole_file_cited_by_its_absolute_path_is_written_from_the_repository_root(
     kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

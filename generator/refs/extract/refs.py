@@ -146,6 +146,11 @@ _RANGE_AT = re.compile(
 )
 _PATH_BACKWARDS = re.compile(rf"[{_PATH_CHARS}/~]+")
 _PATH_SHAPE = re.compile(rf"(?:~?/)?(?:[{_PATH_CHARS}]+/)*[{_PATH_CHARS}]+")
+# Path characters are ASCII, so that prose running into a path (`在slime/x.py:10中`) stays out of
+# it. The directories of an absolute local path may still be named in any script
+# (`/Users/张三/src/slime/x.py`): its file is in a clone, whose own part of the path is ASCII.
+_LOCAL_PATH_SHAPE = re.compile(rf"~?/(?:[\w.+\-]+/)+[{_PATH_CHARS}]+")
+_LOCAL_RUN_BACKWARDS = re.compile(r"[\w.+\-~/]+")
 _TOKEN_BEFORE = frozenset("@\\$%")
 _LOOKBACK = 1024
 _URL = re.compile(r"""(?:https?://|www\.)[^\s<>"'`)\]）】，。]+""")
@@ -273,6 +278,8 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
         if backwards is None:
             continue
         begin = position - (backwards.end() - backwards.start())
+        if begin > body_start and not body[begin - 1].isascii():
+            begin = _local_root_start(body, reversed_body, begin, max(lowest, body_start))
         if begin > 0 and body[begin - 1] in _TOKEN_BEFORE:
             continue
         begin += _emphasis_before(body, begin, match.end())
@@ -342,6 +349,34 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
         records = [record for record in records if record[0] not in quoted]
     records.sort(key=_position)
     return records
+
+
+def _local_root_start(body: str, reversed_body: str, begin: int, lowest: int) -> int:
+    """Where the absolute local path starts whose ASCII end starts at ``begin`` (where a name
+    in another script stopped the walk back over path characters): ``/Users/张三/src/`` before
+    ``slime/x.py``, ``~/项目/``, and prose running into one whose first directory is named in
+    ASCII (``在/home/用户/``). ``begin`` when the text before is no such path: prose running
+    into a relative path (``见slime/x.py``) or into the path's own slash (``数据/slime/x.py``,
+    ``输入/输出/slime/x.py``)."""
+    length = len(body)
+    run = _LOCAL_RUN_BACKWARDS.match(reversed_body, length - begin, length - lowest)
+    if run is None:
+        return begin
+    run_start = begin - (run.end() - run.start())
+    if body.startswith(("/", "~/"), run_start):
+        start = run_start
+    else:
+        glued = _GLUED_ROOT.search(body, run_start, begin)
+        if glued is None:
+            return begin
+        start = glued.start() + 1
+    if body[start:begin].isascii() or (start > 0 and body[start - 1] in _TOKEN_BEFORE):
+        return begin
+    return start
+
+
+_GLUED_ROOT = re.compile(rf"[^\x00-\x7f]/[{_PATH_CHARS}]+/")
+"""Prose in another script running into an absolute path's first directory (``在/home/``)."""
 
 
 def _emphasis_before(body: str, begin: int, end: int) -> int:
@@ -421,7 +456,9 @@ def _looks_like_file(path: str) -> bool:
 @functools.lru_cache(maxsize=65536)
 def _path_form(path: str) -> RefForm | None:
     """How a path was written, or None if it is not a file path at all (cached: paths repeat)."""
-    if not _PATH_SHAPE.fullmatch(path) or not _looks_like_file(path):
+    if not (
+        _PATH_SHAPE.fullmatch(path) or (not path.isascii() and _LOCAL_PATH_SHAPE.fullmatch(path))
+    ) or not _looks_like_file(path):
         return None
     return _form_of(path)
 
@@ -521,7 +558,9 @@ def _whole_file_records(
         drive = 2 if absolute and _WINDOWS_DRIVE.match(code) else 0  # C:/...: the text before
         code = code[drive:]
         # The cheapest test first: most code spans hold something other than a bare path.
-        if not _PATH_SHAPE.fullmatch(code.rstrip("/")):
+        if not _PATH_SHAPE.fullmatch(code.rstrip("/")) and (
+            code.isascii() or not _LOCAL_PATH_SHAPE.fullmatch(code.rstrip("/"))
+        ):
             continue
         form = _form_of(code)
         if form is RefForm.ABSOLUTE:
@@ -828,6 +867,10 @@ def _symbol_record(
     if backwards is None:
         return None
     begin = separator - (backwards.end() - backwards.start())
+    if begin > layout.body_start and not body[begin - 1].isascii():
+        begin = _local_root_start(
+            body, reversed_body, begin, max(separator - _LOOKBACK, layout.body_start)
+        )
     path = body[begin:separator]
     extension = _EXTENSION.search(path)
     if extension is None or extension.group(1).lower() not in _CODE_EXTENSIONS:
@@ -883,7 +926,7 @@ def _table_records(
         for cell in cells:
             # `path`, **`path`** or *path*: emphasis around the path is the table's style.
             written = cell.strip().strip("*_").strip().strip("`").strip()
-            if _FILE_TOKEN.fullmatch(written) and _path_form(written) is not None:
+            if _is_file_token(written) and _path_form(written) is not None:
                 paths.append((written, cell_start + cell.index(written)))
             elif _RANGE_AT.search(cell):
                 paths = []  # a cell citing its own lines: the row is of another shape
@@ -1010,9 +1053,17 @@ def _path_after(body: str, finish: int) -> tuple[str, int] | None:
     if match is None:
         return None
     path = match["path"].rstrip(".:")
-    if _FILE_TOKEN.fullmatch(path) is None or _path_form(path) is None:
+    if not _is_file_token(path) or _path_form(path) is None:
         return None
     return path, match.start("path")
+
+
+def _is_file_token(text: str) -> bool:
+    """Whether ``text``, standing alone (a table cell, the path after a lines phrase), is a
+    file path: an absolute local one may have directories named in any script."""
+    return _FILE_TOKEN.fullmatch(text) is not None or (
+        not text.isascii() and _LOCAL_PATH_SHAPE.fullmatch(text) is not None
+    )
 
 
 _PHRASE_STOP = re.compile(r"[。；;！？!?]|\.\s|\d")

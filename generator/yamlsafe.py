@@ -47,6 +47,15 @@ def check_depth(text: str, loader: type = yaml.SafeLoader) -> None:
             depth -= 1
 
 
+def may_expand(text: str) -> bool:
+    """Whether the document ``text`` could stand for more than `MAX_YAML_VALUES` values or
+    hold an alias to a value it is inside of, so that `check_expansion` need walk it: only with
+    an alias (``*name``), or when long enough to hold that many values without one (a value
+    takes a third of a character at the least: ``?`` alone is a mapping of a null key to a null
+    value). Walking took half of reading a page's usual frontmatter."""
+    return "*" in text or 3 * len(text) > MAX_YAML_VALUES
+
+
 def check_expansion(root: yaml.Node) -> None:
     """Refuse a document standing for more than `MAX_YAML_VALUES` values with its aliases
     expanded, or holding an alias to a node it is inside of (a value containing itself)."""

@@ -25,7 +25,7 @@ from generator.kb import pages as pages_module
 from generator.kb.pages import load_yaml
 from generator.site.plugin import _guard_render
 from generator.upstream.gitstore import GitStore
-from generator.yamlsafe import MAX_YAML_DEPTH, YAMLLimitError, check_depth
+from generator.yamlsafe import MAX_YAML_DEPTH, YAMLLimitError, check_depth, may_expand
 from tests.conftest import KB, ROOT, mkdocs_build
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -205,6 +205,8 @@ def test_frontmatter_is_refused_exactly_when_nested_deeper_than_the_limit(
             "stands for more than 10000 values once its aliases are expanded",
         ),
         ("a: &a [*a]", "an alias refers to a value that contains it"),
+        # Without an alias, as many values as that, written out.
+        ("a: [" + ",".join(["1"] * 10_000) + "]", "stands for more than 10000 values"),
         ("a: !!map [1]", "a value does not have the form its YAML tag names"),
         ("a: !!timestamp x", "a value does not have the form its YAML tag names"),
         ("a: !!int abc", "invalid literal for int() with base 10: 'abc'"),
@@ -219,6 +221,29 @@ def test_frontmatter_beyond_bounds_is_invalid_not_a_crash(
     check, text = found["docs/bad.md"][0]
     assert check == "frontmatter-invalid"
     assert message in text
+
+
+@given(text=st.text(alphabet="-:?[]{},& \nab!", max_size=40))
+@settings(max_examples=3000, deadline=None)
+def test_a_document_without_an_alias_stands_for_at_most_three_values_a_character(
+    text: str,
+) -> None:
+    """Why `may_expand` lets a short document without an alias skip the walk of its values."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return
+    values = 0
+    nodes = [root] if root is not None else []
+    while nodes:
+        node = nodes.pop()
+        values += 1
+        if isinstance(node, yaml.SequenceNode):
+            nodes.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            nodes.extend(part for pair in node.value for part in pair)
+    assert values <= 3 * len(text)
+    assert not may_expand(text)
 
 
 def test_load_yaml_reads_ordinary_documents_with_aliases() -> None:

@@ -23,7 +23,7 @@ import yaml
 
 from generator.files import atomic_write, inside
 from generator.model import Finding
-from generator.yamlsafe import check_depth, check_expansion
+from generator.yamlsafe import check_depth, check_expansion, may_expand
 
 _BOM = "\ufeff"
 _OPENING = re.compile(r"---[ \t]*\r?\n")
@@ -132,7 +132,8 @@ def load_yaml(text: str) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        check_expansion(node)
+        if may_expand(text):
+            check_expansion(node)
         return loader.construct_document(node)
     except (TypeError, AttributeError, KeyError, IndexError, OverflowError) as error:
         # The constructors of the standard tags assume the node they get has the shape the tag

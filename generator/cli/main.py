@@ -83,15 +83,21 @@ def _command_named(arguments: Sequence[str]) -> str | None:
     list of commands (``--help`` before any) or name none that exists, so that the help and the
     error list them all."""
     for argument in arguments:
-        if argument.startswith("--"):
-            if argument.startswith("--h"):  # --help, or a prefix of it
-                return None
-        elif argument.startswith("-"):
-            if "h" in argument:  # -h, or -vh
-                return None
-        else:
+        if not argument.startswith("-"):
             return argument if argument in HANDLERS else None
+        if not _is_main_option(argument):
+            return None  # -h, or what argparse may take for the command (`-`, `--`, `-1`)
     return None
+
+
+def _is_main_option(argument: str) -> bool:
+    """Whether ``argument`` is one of the options before the command other than help: ``-v``
+    (``-vv``...), ``--verbose``, ``--version``, or a prefix argparse may take for one of them."""
+    if argument.startswith("--"):
+        return len(argument) > 2 and any(
+            option.startswith(argument) for option in ("--verbose", "--version")
+        )
+    return len(argument) > 1 and argument.strip("-v") == ""
 
 
 def run() -> NoReturn:

@@ -145,7 +145,7 @@ def test_absolute_local_path():
         ("See /Users/张三/code/slime/x.py:10 here", "/Users/张三/code/slime/x.py:10"),
         ("On Windows: C:/Users/张三/src/slime/x.py:5", "/Users/张三/src/slime/x.py:5"),
         ("`~/项目/slime/x.py:3`", "~/项目/slime/x.py:3"),
-        ("/Users/张三2/src/slime/x.py:4 (a name with digits)", "/Users/张三2/src/slime/x.py:4"),
+        ("~~/Users/张三/src/slime/x.py:4~~", "/Users/张三/src/slime/x.py:4"),
         # Prose running into the path, whose first directory is named in ASCII.
         ("我们在/home/用户/slime/x.py:8看到", "/home/用户/slime/x.py:8"),
         ("**/home/用户/slime/x.py:9**", "/home/用户/slime/x.py:9"),
@@ -170,6 +170,11 @@ def test_an_absolute_path_may_have_directories_named_in_any_script(text, written
         ("数据/slime/x.py:10", "/slime/x.py:10", RefForm.ABSOLUTE),
         ("输入/输出/slime/x.py:7", "/slime/x.py:7", RefForm.ABSOLUTE),
         ("abc/用户/slime/x.py:10", "/slime/x.py:10", RefForm.ABSOLUTE),
+        # Prose with a slash list before, all one run of word characters.
+        ("吞吐/GPU/利用率的计算在slime/utils/x.py:33", "slime/utils/x.py:33", RefForm.PATH),
+        ("训练/SFT/RL阶段见slime/x.py:10", "slime/x.py:10", RefForm.PATH),
+        ("| 训练/RL/推理见slime/x.py:10 |", "slime/x.py:10", RefForm.PATH),
+        ("训练/RL/推理见slime/x.py:train_step", "slime/x.py:train_step", RefForm.PATH),
     ],
 )
 def test_prose_in_another_script_stays_out_of_a_path(text, written, form):
@@ -177,18 +182,29 @@ def test_prose_in_another_script_stays_out_of_a_path(text, written, form):
     assert (ref.text, ref.form) == (written, form)
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["$HOME/项目/slime/x.py:40", "%USERPROFILE%/项目/slime/x.py:40", "$HOME/proj/slime/x.py:40"],
+)
+def test_a_path_going_on_from_a_variable_is_no_reference(text):
+    assert refs_of(text + "\n") == []
+
+
 def test_a_path_with_directories_named_in_any_script_standing_alone():
     """In a table's path cell, after a lines phrase, and cited whole in a code span."""
     path = "/Users/张三/src/slime/x.py"
     options = ExtractOptions(route_prefixes=("slime/",), absolute_whole_files=True)
     refs = refs_of(
-        f"| `{path}` | 10-20 | the loop |\n\nlines 9-14 of `{path}`\n\n整个文件：`{path}`。\n",
+        f"| `{path}` | 10-20 | the loop |\n\nlines 9-14 of `{path}`\n\n整个文件：`{path}`。\n\n"
+        f"`{path}`（第 37-47 行）\n\n{path} (lines 50-52)\n",
         options=options,
     )
     assert [(r.path, r.start, r.end, r.form) for r in refs] == [
         (path, 10, 20, RefForm.ABSOLUTE),
         (path, 9, 14, RefForm.ABSOLUTE),
         (path, None, None, RefForm.ABSOLUTE),
+        (path, 37, 47, RefForm.ABSOLUTE),
+        (path, 50, 52, RefForm.ABSOLUTE),
     ]
 
 

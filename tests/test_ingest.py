@@ -542,7 +542,9 @@ def test_a_home_directory_named_in_chinese_goes_with_the_local_root(
         "/home/用户/minitrain/minitrain/data/packing.py:37-47 的循环。\n\n"
         "整个文件：`/home/李四/src/minitrain/minitrain/data/packing.py`。\n\n"
         "在/home/用户/minitrain/minitrain/config.py:40中定义；"
-        "数据见slime之外的 minitrain/config.py:40。\n",
+        "数据见slime之外的 minitrain/config.py:40。\n\n"
+        "`/Users/张三/src/minitrain/minitrain/data/packing.py`（第 37-47 行）；"
+        "不是引用：$HOME/项目/minitrain/config.py:40，吞吐/GPU/利用率见minitrain/config.py:40。\n",
         "utf-8",
     )
     assert run(str(notes), "--spec", "001-minitrain-knowledge-base") == 0
@@ -555,7 +557,9 @@ def test_a_home_directory_named_in_chinese_goes_with_the_local_root(
     assert body == (
         "# 打包\n\n见 `minitrain/config.py:40`，以及 minitrain/data/packing.py:37-47 的循环。\n\n"
         "整个文件：`minitrain/data/packing.py`。\n\n"
-        "在minitrain/config.py:40中定义；数据见slime之外的 minitrain/config.py:40。\n"
+        "在minitrain/config.py:40中定义；数据见slime之外的 minitrain/config.py:40。\n\n"
+        "`minitrain/data/packing.py`（第 37-47 行）；"
+        "不是引用：$HOME/项目/minitrain/config.py:40，吞吐/GPU/利用率见minitrain/config.py:40。\n"
     )
 
 

@@ -278,8 +278,11 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
         if backwards is None:
             continue
         begin = position - (backwards.end() - backwards.start())
-        if begin > body_start and not body[begin - 1].isascii():
-            begin = _local_root_start(body, reversed_body, begin, max(lowest, body_start))
+        if body[begin] == "/" and begin > body_start and not body[begin - 1].isascii():
+            local_start = _local_root_start(body, reversed_body, begin, max(lowest, body_start))
+            if local_start is None:
+                continue
+            begin = local_start
         if begin > 0 and body[begin - 1] in _TOKEN_BEFORE:
             continue
         begin += _emphasis_before(body, begin, match.end())
@@ -351,28 +354,28 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
     return records
 
 
-def _local_root_start(body: str, reversed_body: str, begin: int, lowest: int) -> int:
-    """Where the absolute local path starts whose ASCII end starts at ``begin`` (where a name
-    in another script stopped the walk back over path characters): ``/Users/张三/src/`` before
-    ``slime/x.py``, ``~/项目/``, and prose running into one whose first directory is named in
-    ASCII (``在/home/用户/``). ``begin`` when the text before is no such path: prose running
-    into a relative path (``见slime/x.py``) or into the path's own slash (``数据/slime/x.py``,
-    ``输入/输出/slime/x.py``)."""
+def _local_root_start(body: str, reversed_body: str, begin: int, lowest: int) -> int | None:
+    """Where the absolute local path starts whose ASCII end is the path from ``begin`` (a
+    slash, after a directory named in another script): ``/Users/张三/src/`` before
+    ``/slime/x.py``, ``~/项目/``, and prose running into one whose first directory is named in
+    ASCII (``在/home/用户/``). ``begin`` when the text before is no such path: prose, or a
+    relative path, running into the path's slash (``数据/slime/x.py``, ``输入/输出/slime/x.py``);
+    None when the path goes on from a variable (``$HOME/项目/``), as a path in ASCII does."""
     length = len(body)
     run = _LOCAL_RUN_BACKWARDS.match(reversed_body, length - begin, length - lowest)
     if run is None:
         return begin
     run_start = begin - (run.end() - run.start())
-    if body.startswith(("/", "~/"), run_start):
+    if run_start > 0 and body[run_start - 1] in _TOKEN_BEFORE:
+        return None
+    if body.startswith(("/", "~/", "~~/"), run_start):  # (`~~` opens strikethrough)
         start = run_start
     else:
         glued = _GLUED_ROOT.search(body, run_start, begin)
         if glued is None:
             return begin
         start = glued.start() + 1
-    if body[start:begin].isascii() or (start > 0 and body[start - 1] in _TOKEN_BEFORE):
-        return begin
-    return start
+    return begin if body[start:begin].isascii() else start
 
 
 _GLUED_ROOT = re.compile(rf"[^\x00-\x7f]/[{_PATH_CHARS}]+/")
@@ -867,10 +870,13 @@ def _symbol_record(
     if backwards is None:
         return None
     begin = separator - (backwards.end() - backwards.start())
-    if begin > layout.body_start and not body[begin - 1].isascii():
-        begin = _local_root_start(
+    if body[begin] == "/" and begin > layout.body_start and not body[begin - 1].isascii():
+        local_start = _local_root_start(
             body, reversed_body, begin, max(separator - _LOOKBACK, layout.body_start)
         )
+        if local_start is None:
+            return None
+        begin = local_start
     path = body[begin:separator]
     extension = _EXTENSION.search(path)
     if extension is None or extension.group(1).lower() not in _CODE_EXTENSIONS:
@@ -1093,7 +1099,12 @@ def _path_before(window: str) -> tuple[str, str] | None:
     if between[:1] in (":", "：") and between[1:2].isdigit():
         return None  # `x.py:12 (line 12)`: already a reference
     path = last.group()
-    if last.start() > 0 and window[last.start() - 1] in _TOKEN_BEFORE:
+    if path.startswith("/") and last.start() > 0 and not window[last.start() - 1].isascii():
+        local_start = _local_root_start(window, window[::-1], last.start(), 0)
+        if local_start is None:
+            return None
+        path = window[local_start : last.end()]
+    elif last.start() > 0 and window[last.start() - 1] in _TOKEN_BEFORE:
         return None
     if between.startswith('",') and window[last.start() - 1 : last.start()] == '"':
         return None  # a traceback's `File "x.py", line 12`: where an error was, not a citation

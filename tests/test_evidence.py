@@ -201,6 +201,39 @@ def test_blocks_that_propose_code_are_not_quotes(actor_kb: KB) -> None:
     assert findings(actor_kb) == []
 
 
+@pytest.mark.parametrize(
+    "between",
+    [
+        "Output:\n\n```\nepoch 1 loss 0.52 lr 0.001\nepoch 2 loss 0.40 lr 0.001\n```",
+        "**Output**:\n```\nepoch 1 loss 0.52 lr 0.001\nepoch 2 loss 0.40 lr 0.001\n```",
+        "运行结果如下：\n\n```\nepoch 1 loss 0.52 lr 0.001\nepoch 2 loss 0.40 lr 0.001\n```",
+        "Running it prints:\n\n```\nepoch 1 loss 0.52 lr 0.001\nepoch 2 loss 0.40 lr 0.001\n```",
+        "```\n$ python train.py --epochs 2\nepoch 1 loss 0.52 lr 0.001\n```",
+        "Traceback:\n\n```\nTraceback (most recent call last):\n"
+        '  File "train.py", line 12, in <module>\n    trainer.fit(model)\n'
+        "RuntimeError: CUDA out of memory\n```",
+        "```\n>>> actor.sleep(tags=None)\nTrue\n>>> actor.wake_up()\n```",
+    ],
+)
+def test_what_a_program_printed_after_a_reference_is_not_its_quote(
+    actor_kb: KB, between: str
+) -> None:
+    """A log, a session or a traceback shown after a reference was read as the code it
+    cites, and failed the build with `quote-not-found`."""
+    actor_kb.page("a.md", f"`sleep()` is in lib/actor.py:15-22.\n\n{between}\n")
+    assert findings(actor_kb) == []
+
+
+def test_a_caption_naming_an_output_layer_still_introduces_a_quote(actor_kb: KB) -> None:
+    wrong = (
+        "```python\ndef output_projection(hidden_states, weights):\n"
+        "    return hidden_states @ weights.T\n```"
+    )
+    for caption in ("The output projection:", "输出层的实现："):
+        actor_kb.page("a.md", f"`sleep()` is in lib/actor.py:15-22.\n\n{caption}\n\n{wrong}\n")
+        assert [f.check for f in findings(actor_kb)] == ["quote-not-found"], caption
+
+
 def test_blocks_in_another_language_are_not_quotes(actor_kb: KB) -> None:
     actor_kb.page(
         "a.md",
@@ -616,6 +649,44 @@ def test_a_quote_the_pin_holds_whole_at_other_lines_does_not_blame_the_pin(kb: K
     quote = SLEEP_QUOTE.replace("non_blocking=True)", "non_blocking=True, pinned=True)")
     kb.page("a.md", f"The method (`lib/actor.py:15-22`):\n\n{quote}\n")
     assert not [f for f in findings(kb) if "written against" in f.message]
+
+
+def test_a_quote_copied_from_an_older_commit_is_not_moved_to_its_loose_match_at_the_pin(
+    kb: KB,
+) -> None:
+    """The pin added a line inside `sleep()`; a draft quotes `sleep()` as the older commit has
+    it, at other lines. The quote matches at the pin only with the added line between, so
+    `--fix` moved the range there and hid the wrong pin. It now names the commit that holds
+    the quote as written, and fixes nothing. A quote that only drops a line of the pin's
+    code, as authors do, held as written by no commit, still gets its range fixed."""
+    repo = kb.new_upstream("lib")
+    old = repo.commit({"lib/actor.py": ACTOR}, "Actor", date="2025-01-02T00:00:00+00:00")
+    added = "            self.model.synchronize(tag)\n"
+    offload = "            self.model.offload(tag, non_blocking=True)\n"
+    pin = repo.commit(
+        {"lib/actor.py": ACTOR.replace(offload, offload + added)},
+        "Synchronize after each offload",
+        date="2025-01-03T00:00:00+00:00",
+    )
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    # `sleep()` copied from the older commit, docstring and all.
+    copied = "\n".join(line[4:] for line in ACTOR.split("\n")[14:22])
+    kb.page("a.md", f"The method (`lib/actor.py:25-31`):\n\n```python\n{copied}\n```\n")
+    (finding,) = findings(kb)
+    assert finding.check == "quote-elsewhere" and finding.severity is Severity.ERROR
+    assert "it is at 15-23 only with lines between or changed" in finding.message
+    assert f"as written it is at 15-22 in lib@{old[:7]} (1 commit before the pin" in (
+        finding.message
+    )
+    assert finding.fix is None
+    assert finding.suggestion == "kb pin suggest docs/a.md"
+
+    dropped = SLEEP_QUOTE.replace("    if tags is None:\n", "")
+    dropped = dropped.replace('        tags = ["weights"]\n', "")
+    dropped = dropped.replace("torch.cuda", "self.model.synchronize(tag)\n    torch.cuda")
+    kb.page("a.md", f"The method (`lib/actor.py:25-31`):\n\n{dropped}\n")
+    (finding,) = findings(kb)
+    assert finding.fix == ("lib/actor.py", 15, 22), finding.message
 
 
 def _function(number: int, edited: bool = False) -> str:

@@ -98,7 +98,7 @@ class Prover:
         self._judged: dict[tuple[int, str, int, int], QuoteVerdict] = {}
         self._histories: dict[str, dict[str, History]] = {}
         self._other_files: dict[tuple[int, str, str], list[tuple[str, Placement]]] = {}
-        self._elsewhere_in_time: dict[tuple[int, str, str, bool], str | None] = {}
+        self._elsewhere_in_time: dict[tuple[int, str, str, bool, bool], str | None] = {}
         self._targets: dict[tuple[str | None, str | None, str | None], _Target | None] = {}
         self.other_file_searches = 0
         self.history_searches: Counter[bool] = Counter()
@@ -190,6 +190,22 @@ class Prover:
                                 f"{where} is not in {cited}; only {place.matched} of its "
                                 f"{prepared.required} lines are at {_span(place)}, "
                                 f"and whole {found}",
+                                f"kb pin suggest {ref.page}",
+                            )
+                        ]
+                elif not index.holds_text(quote.text, place.first, place.last):
+                    # Whole, but with lines between or edited: a quote that another commit
+                    # holds as it is written was copied from there, and moving the range here
+                    # would hide the wrong pin just the same.
+                    found = self._in_history(prepared, target, copied=quote.text)
+                    if found is not None:
+                        return [
+                            self._finding(
+                                ref,
+                                target,
+                                "quote-elsewhere",
+                                f"{where} is not in {cited}; it is at {_span(place)} only with "
+                                f"lines between or changed, and as written {found}",
                                 f"kb pin suggest {ref.page}",
                             )
                         ]
@@ -384,11 +400,19 @@ class Prover:
         return found
 
     def _in_history(
-        self, prepared: PreparedQuote, target: _Target, *, whole: bool = False
+        self,
+        prepared: PreparedQuote,
+        target: _Target,
+        *,
+        whole: bool = False,
+        copied: str | None = None,
     ) -> str | None:
         """Words saying the nearest commit whose version of the file holds the quote (with
-        ``whole``, every line of it)."""
-        key = (id(prepared), target.upstream.name, target.path, whole)
+        ``whole``, every line of it; with ``copied``, the quote's text as it is written, white
+        space aside). The two ask whether the page was written against another commit, and
+        share a budget."""
+        whole = whole or copied is not None
+        key = (id(prepared), target.upstream.name, target.path, whole, copied is not None)
         if key in self._elsewhere_in_time:
             return self._elsewhere_in_time[key]
         if self.defer_searches:
@@ -416,6 +440,8 @@ class Prover:
             if blob.is_binary:
                 return False
             index = self._index_of(target.upstream, sha, blob, target.path)
+            if copied is not None:
+                return index.holds_text(copied, 1, len(index.lines))
             return any(
                 is_strong(prepared, p) and (not whole or p.matched >= prepared.required)
                 for p in placements(prepared, index)

@@ -7,8 +7,10 @@ For every reference with a line range, from the page's text alone:
   lines and one caption line between), or, when the reference is a comment line of its own
   inside a block (``# slime/x.py:10-20``), the lines after that comment up to the next such
   line or the end of the block. A block is a quote only when its language is the cited file's
-  (or it has none) and it is not a diagram (Mermaid, or box drawing in a plain block); a line
-  holding several references quotes nothing, as it cannot say whose code follows;
+  (or it has none) and it is not a diagram (Mermaid, or box drawing in a plain block) nor
+  what a program printed (a caption saying output, log, traceback, 输出, 日志...; a plain
+  block starting with a shell or Python prompt or a traceback); a line holding several
+  references quotes nothing, as it cannot say whose code follows;
 - the identifiers and calls it *names* around the reference: code spans in the same sentence,
   list item or table row (``self.model.train()``), when the line holds no other reference;
 - the symbol named by the heading it sits under (`heading_symbol`), on request.
@@ -265,7 +267,10 @@ class _FenceLines:
         if language:
             return True
         fence = self.fence
-        return _DIAGRAM.search(self._layout.text, fence.start, fence.end) is None
+        text = self._layout.text
+        if _OUTPUT_START.match(text, fence.body_start) is not None:
+            return False  # a session's output (`$ python train.py`), not code of the file
+        return _DIAGRAM.search(text, fence.start, fence.end) is None
 
     def quote(self, placement: str) -> Quote:
         """The whole block as a quote, sliced from the page."""
@@ -375,6 +380,15 @@ def _only_reference(line: str, reference: str) -> bool:
 
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s")
+_OUTPUT = re.compile(
+    r"(?:\b(?:output|prints?|printed|logs?|traceback|stack ?trace|stdout|stderr|results?)"
+    r"|输出|打印|日志|报错|错误信息|堆栈|结果)[ \t*_]*(?:如下|是)?[ \t*_]*[:：]?[ \t*_]*$",
+    re.IGNORECASE,
+)
+"""How a caption ends that introduces what a program printed, not its code (``Output:``,
+``Running it prints:``, ``运行结果：``); not ``The output projection:``."""
+_OUTPUT_START = re.compile(r"[ \t]*(?:\$ |>>> |Traceback \(most recent call last\)|In \[\d*\]:)")
+"""How a block of a session's output starts: a shell or Python prompt, a traceback."""
 _PROPOSAL = re.compile(
     r"\b(?:fix(?:ed)?|suggest(?:ed|ion)?|proposed?|instead|should|could|patch|diff|after|"
     r"rewrite|replace(?:ment)?|better|alternative)\b|建议|修复|改为|改成|应该|可以改|替换|修改后|优化后",
@@ -402,7 +416,7 @@ def _gap_ok(layout: MarkdownLayout, first: int, last: int, captions: int) -> boo
         seen += 1
         if seen > captions or len(written) > _MAX_CAPTION_LENGTH or written.startswith("#"):
             return False
-        if _LIST_ITEM.match(written) or _PROPOSAL.search(written):
+        if _LIST_ITEM.match(written) or _PROPOSAL.search(written) or _OUTPUT.search(written):
             return False
     return True
 
@@ -413,7 +427,12 @@ def _is_caption(layout: MarkdownLayout, line: int, reference: str) -> bool:
     start = layout.line_starts[line - 1]
     end = layout.text.find("\n", start)
     written = layout.text[start : end if end != -1 else len(layout.text)].strip()
-    if _LIST_ITEM.match(written) or written.startswith(("#", "|")) or _PROPOSAL.search(written):
+    if (
+        _LIST_ITEM.match(written)
+        or written.startswith(("#", "|"))
+        or _PROPOSAL.search(written)
+        or _OUTPUT.search(written)
+    ):
         return False
     rest = written.replace(reference, " ", 1).strip(" `*_:：-—()（）[]【】.。")
     return len(rest) <= 40

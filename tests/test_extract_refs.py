@@ -537,3 +537,20 @@ def test_quoted_regions_are_not_searched_for_refs() -> None:
     # Inside a blockquote a marker is text, not a marker: quoted text cannot end the region.
     nested = f"{QUOTED_START}\n\n> {QUOTED_END}\n> e.py:5\n\n{QUOTED_END}\n\nf.py:6\n"
     assert [r.text for r in extract_refs(scan(nested), "p.md")] == ["f.py:6"]
+
+
+@pytest.mark.parametrize(
+    ("line", "symbol"),
+    [
+        ("- `self.config`：配置对象，见 `toykit/config.py:6-13`", None),
+        ("`cls.registry` (lib/models.py:40-52)", None),
+        ("| `this.state` | `web/app.js:4` |", None),
+        ("`Trainer.fit()` (lib/trainer.py:10-20)", "Trainer.fit"),
+        ("`self_attention()` (lib/attn.py:3-9)", "self_attention"),
+    ],
+)
+def test_an_attribute_of_an_instance_is_not_the_symbol_a_reference_cites(line, symbol):
+    """`self.config` next to `config.py:6-13` names what an object holds, not a name the
+    file defines: read as the cited symbol, it was reported missing, and sync held the
+    reference for good."""
+    assert one(line + "\n").symbol == symbol

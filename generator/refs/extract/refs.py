@@ -179,6 +179,7 @@ _SAYS_WHERE = re.compile(
     re.IGNORECASE,
 )
 _NOT_SYMBOLS = frozenset(keyword.kwlist) | {"self", "cls"}
+_INSTANCE_NAMES = frozenset({"self", "cls", "this"})
 _LARGEST_LINE = 10**30
 _LONGEST_NUMBER = 30  # int() refuses very long digit strings; such a line is absurd anyway
 
@@ -701,9 +702,11 @@ def _symbol_in(code: str) -> str | None:
     if match is None:
         return None
     name = match.group("name")
-    last = name.replace("::", ".").rsplit(".", 1)[-1]
-    if last in _NOT_SYMBOLS or last.lower() in KNOWN_EXTENSIONS or len(name) == 1:
+    parts = name.replace("::", ".").split(".")
+    if parts[-1] in _NOT_SYMBOLS or parts[-1].lower() in KNOWN_EXTENSIONS or len(name) == 1:
         return None  # `actor.py` is a file name and `O(log P)` a complexity, not symbols
+    if parts[0] in _INSTANCE_NAMES:
+        return None  # `self.config`: an attribute of some object, not a name the file defines
     return name
 
 

@@ -742,3 +742,23 @@ def test_references_in_tables_and_phrases_are_read_and_their_paths_made_canonica
         ("table", "minitrain/data/packing.py", 37),
         ("phrase", "minitrain/data/packing.py", 50),
     ]
+
+
+def test_a_bare_name_in_a_box_drawing_stays_as_written(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Written as its repository path, a name in a box pushed the box's right edge out of
+    line. The same name in prose is still rewritten."""
+    box = (
+        "```\n"
+        "┌──────────────────────────────┐\n"
+        "│ pack_samples  packing.py:98  │\n"
+        "└──────────────────────────────┘\n"
+        "```\n"
+    )
+    notes = tmp_path / "box.md"
+    notes.write_text(f"# Box\n\nThe packer, packing.py:98-104.\n\n{box}", "utf-8")
+    assert run(str(notes), "--spec", "001-minitrain-knowledge-base") in (0, 1)
+    capsys.readouterr()
+    body = read_page(kb / "docs" / "analysis" / "box.md").body
+    assert body == f"# Box\n\nThe packer, minitrain/data/packing.py:98-104.\n\n{box}"

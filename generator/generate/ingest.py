@@ -923,6 +923,9 @@ def _rewrite_refs(
             # In a heading, the text is the heading's anchor, which links here and on other
             # pages use: a reference there stays as written (the verifier still checks it).
             continue
+        if ref.in_code_block and _BOX_DRAWING.search(text, line_start, starts[ref.line] - 1):
+            # In a box drawing, a longer path would push the box's right edge out of line.
+            continue
         if ref.form is RefForm.ABSOLUTE:
             edit = _absolute_edit(resolved, text[line_start:offset], prefixes)
             if isinstance(edit, str):
@@ -954,6 +957,9 @@ def _rewrite_refs(
         wanted.append((offset, ref.text, replacement, ref.line, ref.column, _REWRITTEN[ref.form]))
     body, fixes, edits = _apply_edits(page, wanted)
     return body, fixes, edits, unpinned, left_absolute
+
+
+_BOX_DRAWING = re.compile(r"[\u2500-\u257f]")
 
 
 def _line_starts(text: str) -> list[int]:

@@ -242,6 +242,29 @@ def test_dry_run_writes_nothing_and_prints_the_changes(synced_kb):
     assert not (root / ".cache").exists()
 
 
+def test_a_dry_run_says_when_the_real_run_would_stop(synced_kb):
+    """The dry run listed every rewrite, then the real run stopped on an uncommitted page (or
+    a knowledge base git does not track) that the dry run had not mentioned."""
+    root, _, target = synced_kb
+    clean = cli(root, "sync", "up", "--no-fetch", "--to", target, "--dry-run")
+    assert clean.returncode == 0 and "note:" not in clean.stderr
+    (root / "docs" / "a.md").write_text((root / "docs" / "a.md").read_text() + "\nedit\n")
+    before = snapshot(root)
+    dry = cli(root, "sync", "up", "--no-fetch", "--to", target, "--dry-run")
+    assert dry.returncode == 0
+    assert "would re-anchor" in dry.stdout
+    assert "note: without --dry-run, sync would stop: uncommitted changes in docs/a.md" in (
+        dry.stderr
+    )
+    assert snapshot(root) == before
+    forced = cli(root, "sync", "up", "--no-fetch", "--to", target, "--dry-run", "--force")
+    assert "note:" not in forced.stderr
+    shutil.rmtree(root / ".git")
+    untracked = cli(root, "sync", "up", "--no-fetch", "--to", target, "--dry-run")
+    assert "note: without --dry-run, sync would stop: " in untracked.stderr
+    assert "is not a git repository" in untracked.stderr
+
+
 def test_refuses_a_dirty_tree_unless_forced(synced_kb):
     root, _, target = synced_kb
     (root / "docs" / "a.md").write_text((root / "docs" / "a.md").read_text() + "\nedit\n")

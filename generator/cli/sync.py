@@ -7,10 +7,15 @@ import errno
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from generator.cli.common import EXIT_FAILED, EXIT_OK, ProgressLine, load_manifest, shown
 from generator.upstream.manifest import ConfigError
 from generator.verification.report import plural
+
+if TYPE_CHECKING:
+    from generator.sync.journal import Journal
+    from generator.upstream.manifest import Manifest
 
 log = logging.getLogger(__name__)
 
@@ -80,19 +85,15 @@ def run_sync(args: argparse.Namespace) -> int:
             journal.resume()
         except OSError as error:
             return _write_failed(Path(error.filename or journal.path), error)
-    if not args.force and not args.dry_run:
-        dirty = run.dirty_paths(manifest.root, [manifest.root / "docs", manifest.path], journal)
-        if dirty:
-            raise ConfigError(
-                "uncommitted changes in "
-                + ", ".join(dirty[:5])
-                + (" ..." if len(dirty) > 5 else ""),
-                hint="commit or stash them first (sync rewrites pages), or pass --force",
-            )
+    refusal = None if args.force else _refusal(manifest, journal)
+    if refusal is not None and not args.dry_run:
+        raise refusal
     if journal is not None and journal.files:
         print(f"finishing an interrupted sync ({len(journal.files)} files already written)")
     try:
         _sync_all(args, manifest, names, journal, ProgressLine())
+        if refusal is not None:  # what the dry run shows, the real run would not do yet
+            print(f"note: without --dry-run, sync would stop: {refusal.render()}", file=sys.stderr)
     except run.WriteFailed as failure:
         return _write_failed(failure.path, failure.error, failure)
     except BrokenPipeError:
@@ -107,6 +108,23 @@ def run_sync(args: argparse.Namespace) -> int:
         except OSError as error:  # the work is done; only the next run's check is stricter
             log.warning("could not remove the sync journal %s: %s", journal.path, error)
     return EXIT_OK
+
+
+def _refusal(manifest: Manifest, journal: Journal | None) -> ConfigError | None:
+    """Why sync will not rewrite the pages yet: uncommitted changes to them or to the
+    manifest, or a knowledge base that git does not track (so none can be ruled out)."""
+    from generator.sync import run
+
+    try:
+        dirty = run.dirty_paths(manifest.root, [manifest.root / "docs", manifest.path], journal)
+    except ConfigError as error:
+        return error
+    if not dirty:
+        return None
+    return ConfigError(
+        "uncommitted changes in " + ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else ""),
+        hint="commit or stash them first (sync rewrites pages), or pass --force",
+    )
 
 
 def _sync_all(args, manifest, names, journal, progress) -> None:  # type: ignore[no-untyped-def]

@@ -34,6 +34,12 @@ def test_init_makes_a_knowledge_base_that_verifies_and_builds(tmp_path):
     root = tmp_path / "team-notes"
     assert "Created the knowledge base '训练框架 notes: RL' in team-notes/" in made.stdout
     assert "kb upstreams add NAME URL" in made.stdout  # it says what to do next
+    # Sync rewrites only pages git tracks: a knowledge base outside a repository is told to
+    # make one, one inside a repository is not.
+    assert "git init && git add -A && git commit" in made.stdout
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    inside = kb("init", "notes", cwd=tmp_path / "repo")
+    assert inside.returncode == 0 and "git init" not in inside.stdout
     config = yaml.load((root / "mkdocs.yml").read_text("utf-8"), Loader=yaml.Loader)
     assert config["site_name"] == "训练框架 notes: RL"  # its own name, not the demo's
     assert any("knowledge-base" in str(plugin) for plugin in config["plugins"])

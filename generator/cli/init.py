@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 from pathlib import Path
 
 from generator.cli.common import EXIT_OK
@@ -36,9 +37,16 @@ def run_init(args: argparse.Namespace) -> int:
     print(f"Created the knowledge base '{made.site_name}' in {shown}/:")
     for rel in made.files:
         print(f"  {rel.as_posix()}")
+    # Sync refuses to rewrite pages git does not track, and the hook runs on commits.
+    repository = (
+        ""
+        if _in_repository(made.root)
+        else "  git init && git add -A && git commit -m 'Start the knowledge base'\n"
+    )
     print(
         "\nNext:\n"
         f"  cd {shown}\n"
+        f"{repository}"
         "  kb upstreams add NAME URL --prefix NAME/   # the code the pages cite: cloned, pinned\n"
         "  kb ingest ~/notes/                         # import analyses written elsewhere\n"
         "  kb new page --kind source-analysis --spec "
@@ -52,6 +60,20 @@ def run_init(args: argparse.Namespace) -> int:
             "local checkout, so edit requirements.txt to say where CI gets it."
         )
     return EXIT_OK
+
+
+def _in_repository(directory: Path) -> bool:
+    """Whether ``directory`` is inside a git working tree."""
+    try:
+        found = subprocess.run(
+            ["git", "rev-parse", "--is-inside-work-tree"],
+            cwd=directory,
+            capture_output=True,
+            check=False,
+        )
+    except OSError:  # no git at all
+        return False
+    return found.returncode == 0
 
 
 HANDLERS = {"init": run_init}

@@ -762,3 +762,29 @@ def test_a_bare_name_in_a_box_drawing_stays_as_written(
     capsys.readouterr()
     body = read_page(kb / "docs" / "analysis" / "box.md").body
     assert body == f"# Box\n\nThe packer, minitrain/data/packing.py:98-104.\n\n{box}"
+
+
+def test_a_name_apart_from_its_lines_is_written_as_its_repository_path(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bare name in a table's path cell or by a lines phrase was left as written, and an
+    absolute path after its lines phrase was said not to be written before its lines. A name
+    written twice on its line stays as written: which one goes with the lines is not known."""
+    notes = tmp_path / "apart.md"
+    notes.write_text(
+        "# Apart\n\n| file | lines |\n|---|---|\n| `packing.py` | 37-47 |\n\n"
+        "第 37-47 行（packing.py）是打包。\n\n"
+        "Before (lines 37-47 of /Users/alice/src/minitrain/minitrain/data/packing.py), the "
+        "packer.\n\nBoth lines 37-47 of packing.py and lines 98-104 of packing.py.\n",
+        "utf-8",
+    )
+    assert run(str(notes), "--spec", "001-minitrain-knowledge-base") == 0
+    out = capsys.readouterr().out
+    assert "bare file name: packing.py -> minitrain/data/packing.py" in out
+    body = read_page(kb / "docs" / "analysis" / "apart.md").body
+    assert body == (
+        "# Apart\n\n| file | lines |\n|---|---|\n| `minitrain/data/packing.py` | 37-47 |\n\n"
+        "第 37-47 行（minitrain/data/packing.py）是打包。\n\n"
+        "Before (lines 37-47 of minitrain/data/packing.py), the packer.\n\n"
+        "Both lines 37-47 of packing.py and lines 98-104 of packing.py.\n"
+    )

@@ -35,6 +35,7 @@ import datetime as dt
 import logging
 import posixpath
 import re
+import string
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -926,21 +927,32 @@ def _rewrite_refs(
         if ref.in_code_block and _BOX_DRAWING.search(text, line_start, starts[ref.line] - 1):
             # In a box drawing, a longer path would push the box's right edge out of line.
             continue
+        line = text[line_start : starts[ref.line] - 1]
         if ref.form is RefForm.ABSOLUTE:
-            edit = _absolute_edit(resolved, text[line_start:offset], prefixes)
+            edit = _absolute_edit(resolved, line, offset - line_start, prefixes)
             if isinstance(edit, str):
                 left_absolute.append((ref, edit))
                 continue
             if edit is None:
                 continue
             at, before, replacement = edit
-            if at is not None:  # earlier on the line: a path apart from its lines, a drive
+            if at is not None:  # elsewhere on the line: a path apart from its lines, a drive
                 offset = line_start + at
                 if offset >= page.body_start and text[offset : offset + len(before)] == before:
                     wanted.append(
                         (offset, before, replacement, ref.line, at + 1, "absolute local path")
                     )
                 continue
+        elif ref.form is RefForm.BARE and ref.style in APART:
+            # The name is in a table's path cell or by a lines phrase, apart from the lines.
+            at = _path_on_line(line, ref.path)
+            if _canonical_path(resolved) is not None and at is not None:
+                offset = line_start + at
+                if offset >= page.body_start:
+                    wanted.append(
+                        (offset, ref.path, resolved.path, ref.line, at + 1, "bare file name")
+                    )
+            continue
         else:
             canonical = _canonical(resolved)
             if canonical is None:
@@ -993,13 +1005,14 @@ def _apply_edits(page: Page, wanted: Iterable[_Wanted]) -> tuple[str, list[Fix],
 
 
 def _absolute_edit(
-    resolved: ResolvedRef, line_before: str, prefixes: Mapping[str, Sequence[str]]
+    resolved: ResolvedRef, line: str, column: int, prefixes: Mapping[str, Sequence[str]]
 ) -> tuple[int | None, str, str] | str | None:
     """How to write an absolute local path as its repository path: ``(None, before, after)``
-    for the reference's own text; ``(column, path, canonical path)`` when its path is written
-    apart from its lines (a table's path cell, a "lines" phrase), at that 0-based column of
-    ``line_before`` (its line up to the lines); the reason when it stays as written; ``None``
-    when the verifier already says why it cannot be resolved."""
+    for the reference's own text (at the 0-based ``column`` of its ``line``); ``(column,
+    path, canonical path)`` when its path is written apart from its lines (a table's path
+    cell, a "lines" phrase) at that column of the line; the reason when it stays as written;
+    ``None`` when the verifier already says why it cannot be resolved."""
+    line_before = line[:column]
     ref = resolved.ref
     checks = {f.check for f in resolved.findings}
     if checks & _UNRESOLVED or not resolved.path or resolved.upstream is None:
@@ -1020,10 +1033,10 @@ def _absolute_edit(
             "up by name and could mean another file"
         )
     if ref.style in APART:
-        if line_before.count(ref.path) != 1:
-            return f"its path '{ref.path}' is not written exactly once before its lines"
-        at = line_before.index(ref.path)
-        drive = _drive_before(line_before, at)
+        at = _path_on_line(line, ref.path)
+        if at is None:
+            return f"its path '{ref.path}' is not written exactly once on the line of its lines"
+        drive = _drive_before(line, at)
         return at - len(drive), drive + ref.path, path
     index = ref.text.find(ref.path)
     if index < 0:
@@ -1033,6 +1046,30 @@ def _absolute_edit(
     if drive:  # a Windows drive goes with the local root it names
         return len(line_before) - len(drive), drive + ref.text, rewritten
     return None, ref.text, rewritten
+
+
+def _path_on_line(line: str, path: str) -> int | None:
+    """The 0-based column of ``path`` on ``line`` when it is written there exactly once as a
+    whole path (not inside a longer one): where a reference written apart from its lines
+    (a table's path cell, a "lines" phrase) has its path."""
+    found = [
+        match.start()
+        for match in re.finditer(re.escape(path), line)
+        if line[match.start() - 1 : match.start()] not in _PATH_CHARACTERS
+        and line[match.end() : match.end() + 1] not in _PATH_CHARACTERS.difference(".")
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+_PATH_CHARACTERS = frozenset(string.ascii_letters + string.digits + "/._-")
+
+
+def _canonical_path(resolved: ResolvedRef) -> str | None:
+    """The repository path a bare name resolves to, when it can be written in its place."""
+    checks = {f.check for f in resolved.findings}
+    if checks & _UNRESOLVED or not resolved.path or resolved.path == resolved.ref.path:
+        return None
+    return resolved.path
 
 
 def _drive_before(line: str, at: int) -> str:

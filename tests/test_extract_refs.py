@@ -554,3 +554,24 @@ def test_an_attribute_of_an_instance_is_not_the_symbol_a_reference_cites(line, s
     file defines: read as the cited symbol, it was reported missing, and sync held the
     reference for good."""
     assert one(line + "\n").symbol == symbol
+
+
+@pytest.mark.parametrize(
+    ("line", "path", "start", "end"),
+    [
+        ("第 23 至 29 行（config.py）是 `load_config()`。", "config.py", 23, 29),
+        ("新增字段在第 10-11 行（pkg/config.py）。", "pkg/config.py", 10, 11),
+        ("The loop, lines 9-14 (`pkg/x.py`), runs once.", "pkg/x.py", 9, 14),
+    ],
+)
+def test_a_path_in_brackets_after_a_lines_phrase(line, path, start, end):
+    """Read nowhere before: no reference, no finding, no link."""
+    ref = one(line + "\n")
+    assert (ref.path, ref.start, ref.end, ref.style) == (path, start, end, "phrase")
+
+
+@pytest.mark.parametrize(
+    "line", ["第 3 行（共 10 行）", "lines 3-4 (see below)", "第 2 行（见上）"]
+)
+def test_brackets_after_a_lines_phrase_that_hold_no_path_are_no_reference(line):
+    assert refs_of(line + "\n") == []

@@ -825,6 +825,10 @@ _PHRASE_ZH = re.compile(
 )
 # "lines 9-14 of `x.py`": the path after the phrase, joined to it by a preposition.
 _PATH_AFTER = re.compile(r"[ \t]+(?:of|in|from)[ \t]+(?P<tick>`?)(?P<path>[^\s`,;()]+)(?P=tick)")
+# "第 23 至 29 行（config.py）", "lines 9-14 (`x.py`)": the path in brackets right after.
+_PATH_IN_BRACKETS = re.compile(
+    r"[ \t]*行?[ \t]*[(（][ \t]*(?P<tick>`?)(?P<path>[^\s`,;()（）]+)(?P=tick)[ \t]*[)）]"
+)
 _PHRASE_GAP = 48
 """Characters that may separate a path from the lines phrase about it (``x.py` 中 `f()` 的第``)."""
 _FILE_TOKEN = re.compile(r"(?:~?/)?(?:[A-Za-z0-9_.+\-]+/)*[A-Za-z0-9_.+\-]+\.[A-Za-z][A-Za-z0-9+]*")
@@ -1057,8 +1061,8 @@ def _phrase_records(
 
 def _path_after(body: str, finish: int) -> tuple[str, int] | None:
     """The file path a lines phrase ending at ``finish`` names after it ("lines 9-14 of
-    `x.py`", "line 9 in x.py"), and where the path starts."""
-    match = _PATH_AFTER.match(body, finish)
+    `x.py`", "line 9 in x.py", "第 9-14 行（x.py）"), and where the path starts."""
+    match = _PATH_AFTER.match(body, finish) or _PATH_IN_BRACKETS.match(body, finish)
     if match is None:
         return None
     path = match["path"].rstrip(".:")

@@ -345,6 +345,9 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         self._memo = RebuildMemo(keep=False)
         """``mkdocs serve`` only: each page's work of the last build, with what it was made
         from; a rebuild does again only the work on the pages whose text or verdicts changed."""
+        self._failed: Outcome | None = None
+        """A one-off build's verification with errors, known while MkDocs reads the pages: the
+        rest are read as empty, and the build fails in ``on_env``, before any is written."""
 
     # -- lifecycle
 
@@ -746,6 +749,9 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
     @event_priority(150)  # before other plugins' work: the build may stop here
     def on_env(self, env: Any, *, config: MkDocsConfig, files: Files) -> Any:
         """Log the findings, and fail the build on an error, before a page is written."""
+        if self._failed is not None:
+            failed, self._failed = self._failed, None
+            self._report(failed)  # (raises: the build fails)
         if self.verification is not None:
             outcome = self.verification.outcome()
             self._stop_verification()
@@ -947,6 +953,8 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
     def on_page_markdown(
         self, markdown: str, *, page: MkDocsPage, config: MkDocsConfig, files: Files
     ) -> str:
+        if self._failed is not None:
+            return ""  # not written: the build fails in `on_env`
         rel = page.file.src_uri
         if page.meta.get("status") not in navigation.BANNER_STATUSES:
             # Material marks a page's `status` in the nav; only unfinished pages deserve one.
@@ -970,10 +978,12 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         planned = self.verification.links(source.rel) if self.verification is not None else None
         failed = self.verification.failed() if self.verification is not None else None
         if failed is not None and self.command == "build":
-            # Known before MkDocs renders the rest: stop now rather than render pages (hundreds,
-            # some huge) that will not be written.
+            # Known before MkDocs renders the rest: read them as empty rather than render pages
+            # (hundreds, some huge) that will not be written, and fail the build in `on_env`,
+            # not here, where MkDocs would say it failed reading this page.
             self._stop_verification()
-            self._report(failed)
+            self._failed = failed
+            return ""
         if planned is not None and (planned.cards or planned.trust):
             self.state.cards[source.rel] = (planned.cards, planned.trust)
         if planned is None or not (planned.links or planned.marks):

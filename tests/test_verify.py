@@ -401,3 +401,21 @@ def test_each_page_is_checked_at_its_own_pin_bare_names_and_directories_too(lib_
     messages = {(f.page, f.text): f.message for f in report.findings}
     assert messages["docs/pin.md", "name.py:1"].startswith("no file named 'name.py' in lib@")
     assert "it exists at main" in messages["docs/pin.md", "lib/future.py:1"]
+
+
+def test_a_link_to_an_upstream_without_web_url_says_to_add_it(lib_kb: KB) -> None:
+    """The upstream was in the manifest, but the finding said to add it there: what was
+    missing is its web_url."""
+    del lib_kb.upstreams["lib"]["web_url"]
+    lib_kb.write_manifest()
+    lib_kb.page("a.md", "See https://github.com/acme/lib/blob/main/lib/core.py#L6-L7.\n")
+    lib_kb.page("b.md", "See https://github.com/acme/other/blob/main/x.py#L1.\n")
+    found = {f.page: f for f in lib_kb.verify(cache=False).findings if f.check == "unattributed"}
+    linked = found["docs/a.md"]
+    assert "acme/lib is no configured upstream's web_url (upstream 'lib' has none)" in (
+        linked.message
+    )
+    assert (
+        linked.suggestion == "add 'web_url: https://github.com/acme/lib' to 'lib' in upstreams.yaml"
+    )
+    assert "acme/other is not a configured upstream" in found["docs/b.md"].message

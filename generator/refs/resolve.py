@@ -499,10 +499,34 @@ class Resolver:
             verdict.unchecked,
         )
 
+    def _without_web_url(self, slug: str) -> Upstream | None:
+        """The upstream with no ``web_url`` that a link to ``owner/repo`` most likely means:
+        one named ``repo``, or cloned from a URL ending in it."""
+        repository = slug.rsplit("/", 1)[-1]
+        for upstream in self.manifest.upstreams.values():
+            if upstream.web_url:
+                continue
+            url = upstream.url.rstrip("/").removesuffix(".git").lower()
+            if upstream.name.lower() == repository or url.endswith(f"/{repository}"):
+                return upstream
+        return None
+
     def _resolve_permalink(self, result: ResolvedRef, context: PageContext) -> None:
         ref = result.ref
         upstream = self._by_slug.get(ref.repo_slug or "")
         if upstream is None:
+            unlinked = self._without_web_url(ref.repo_slug or "")
+            if unlinked is not None:
+                # The upstream is there, but nothing says it is this repository.
+                self._add(
+                    result,
+                    "unattributed",
+                    f"{ref.repo_slug} is no configured upstream's web_url (upstream "
+                    f"'{unlinked.name}' has none); this link is not checked",
+                    f"add 'web_url: {ref.url_host or 'https://github.com'}/{ref.repo_slug}' to "
+                    f"'{unlinked.name}' in {self.manifest.display_path()}",
+                )
+                return
             self._add(
                 result,
                 "unattributed",

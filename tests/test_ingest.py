@@ -260,9 +260,9 @@ def test_json_report(kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert timer["what"] == "bare file name" and timer["after"] == "minitrain/utils/timer.py:1-5"
     assert [f["check"] for f in entry["findings"]] == [
         "ambiguous-file",
-        "unpinned-permalink",  # the verifier's warning
-        "unpinned-permalink",  # and why it was not pinned
+        "unpinned-permalink",  # why it was not pinned, in place of the verifier's suggestion
     ]
+    assert "not pinned: lines 37-47 at 'main'" in entry["findings"][1]["message"]
     # A file that could not be ingested names its source beside the reason.
     bad = tmp_path / "bad.md"
     bad.write_bytes(b"# Bad\n\n\xff not UTF-8\n")
@@ -788,3 +788,20 @@ def test_a_name_apart_from_its_lines_is_written_as_its_repository_path(
         "Before (lines 37-47 of minitrain/data/packing.py), the packer.\n\n"
         "Both lines 37-47 of packing.py and lines 98-104 of packing.py.\n"
     )
+
+
+def test_a_branch_link_to_a_file_gone_at_the_branch_is_reported_once_saying_so(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The verifier's warning suggested pinning the link, ingest's that pinning it was wrong
+    because "the file is not at both <sha> and the pin": two findings on one link."""
+    link = "https://github.com/example-org/minitrain/blob/main/minitrain/rollout/buffer.py#L1-L3"
+    notes = tmp_path / "gone.md"
+    notes.write_text(f"# Gone\n\nThe buffer: {link}\n", "utf-8")
+    assert run(str(notes), "--spec", "001-minitrain-knowledge-base", "--format", "json") == 0
+    (entry,) = json.loads(capsys.readouterr().out)["pages"]
+    (finding,) = [f for f in entry["findings"] if f["check"] == "unpinned-permalink"]
+    assert finding["message"].startswith(
+        "not pinned: 'minitrain/rollout/buffer.py' does not exist at 'main' ("
+    )
+    assert link in read_page(kb / "docs" / "analysis" / "gone.md").body

@@ -369,8 +369,10 @@ class Ingester:
             )
             for ref, why in unpinned
         ]
-        # A local path left as written says why, in place of the verifier's plain notice.
+        # A local path or a branch link left as written says why, in place of the verifier's
+        # plain notice (which, for the link, suggests the pinning ingest found wrong).
         kept = {(ref.line, ref.column) for ref, _why in left_absolute}
+        not_pinned = {(ref.line, ref.column) for ref, _why in unpinned}
         left.extend(
             Finding(
                 severity_of("absolute-path"),
@@ -392,6 +394,7 @@ class Ingester:
                     for f in report.findings
                     if f.page == display
                     and not (f.check == "absolute-path" and (f.line, f.column) in kept)
+                    and not (f.check == "unpinned-permalink" and (f.line, f.column) in not_pinned)
                 ),
                 *self._content_findings(final, result.refs),
                 *left,
@@ -645,7 +648,8 @@ class Ingester:
         at_head = store.tree(head).get(resolved.path)
         at_pin = store.tree(resolved.commit).get(resolved.path)
         if at_head is None or at_pin is None:
-            return f"the file is not at both {head[:7]} and the pin"
+            where = f"'{ref.revision}' ({head[:7]})" if at_head is None else "the pin"
+            return f"'{resolved.path}' does not exist at {where}"
         if ref.start is None or at_head.sha == at_pin.sha:
             return None
         end = ref.end or ref.start

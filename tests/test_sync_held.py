@@ -755,3 +755,21 @@ def test_a_page_written_against_an_older_commit_is_not_said_to_be_newer(tmp_path
     assert "newer" not in reason
     assert "written against the commit this sync moves to" in reason
     assert _findings(root) == []
+
+
+def test_the_drift_report_names_a_held_quote_at_its_line_in_the_page_as_written(tmp_path):
+    """The report's heading named the reference where it is once sync wrote its held entry
+    into the frontmatter, and its reason the quote where it was before: two numberings."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
+    new = repo.commit({"pkg/u.py": "# top\n" + FIRST + "\n" + SECOND}, "insert above")
+    quote = "```python\n" + SECOND + "```\n"
+    root = _kb(tmp_path, repo, old, {"u.md": f"# U\n\nThe first, `pkg/u.py:1-3`:\n\n{quote}"})
+    _sync(root, new)
+    written = (root / "docs" / "u.md").read_text("utf-8").splitlines()
+    assert "    status: was-broken" in written  # held: its quote was already wrong at `old`
+    ref_line = next(n for n, text in enumerate(written, 1) if "`pkg/u.py:1-3`" in text)
+    quote_line = written.index("```python") + 2  # the first line of the quoted code
+    markdown = next((root / ".cache" / "reports").glob("*.md")).read_text("utf-8")
+    assert f"### `docs/u.md:{ref_line}` `pkg/u.py:1-3` — was-broken" in markdown
+    assert f"the code quoted at line {quote_line} (" in markdown

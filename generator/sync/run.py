@@ -689,6 +689,8 @@ def renumber(plan: PagePlan, data: bytes) -> None:
     start = len(text) - len(body)
     shifted = _Shift(edits)
     newlines = [match.start() for match in re.finditer("\n", text)]
+    # Lines the new frontmatter adds above the body (the references' rewrites add none).
+    moved = text.count("\n", 0, start) - page.text.count("\n", 0, page.body_start)
     for drift in [*plan.drifts, *plan.unresolved]:
         offset = start + shifted(drift.offset) - page.body_start
         line = bisect.bisect_left(newlines, offset)  # the newlines before it
@@ -697,6 +699,13 @@ def renumber(plan: PagePlan, data: bytes) -> None:
             drift.line_before = drift.line
         drift.line = line + 1
         drift.column = offset - line_start + 1
+        if moved and isinstance(drift, RefDrift) and _QUOTED_AT.search(drift.drift.reason):
+            # The reason is the verifier's words on the page as read: its quote's line too.
+            reason = _QUOTED_AT.sub(lambda m: f"{m[1]}{int(m[2]) + moved}", drift.drift.reason)
+            drift.drift = replace(drift.drift, reason=reason)
+
+
+_QUOTED_AT = re.compile(r"(quoted at line )(\d+)")
 
 
 def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:

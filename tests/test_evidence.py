@@ -689,6 +689,55 @@ def test_a_quote_copied_from_an_older_commit_is_not_moved_to_its_loose_match_at_
     assert finding.fix == ("lib/actor.py", 15, 22), finding.message
 
 
+def test_the_search_for_quotes_as_written_keeps_a_budget_of_its_own(
+    kb: KB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Abridged quotes at stale lines, the most common kind, each search the history for
+    the quote as written: on the budget of the searches for quotes whole only at another
+    commit, they left those without an answer, and --fix then moved such a quote's range."""
+    monkeypatch.setattr("generator.refs.prove.MAX_HISTORY_SEARCHES", 1)
+    later, quote = _quoted_from_a_later_commit(kb)
+    abridged = SLEEP_QUOTE.replace("    if tags is None:\n", "")
+    abridged = abridged.replace('        tags = ["weights"]\n', "")
+    kb.page("a.md", f"The method (`lib/actor.py:24-30`):\n\n{abridged}\n")
+    kb.page("b.md", f"The method (`lib/actor.py:24-30`):\n\n{quote}\n")
+    found = {f.page: f for f in findings(kb)}
+    assert found["docs/a.md"].fix == ("lib/actor.py", 15, 21)
+    assert f"lib@{later[:7]}" in found["docs/b.md"].message
+    assert found["docs/b.md"].fix is None
+
+
+def test_a_commit_named_for_a_quote_as_written_gives_the_lines_that_hold_it_so(kb: KB) -> None:
+    """The older commit held a near copy (one line more) before the quoted function: the
+    message gave that copy's lines, the best loose match, not the function as written."""
+    repo = kb.new_upstream("lib")
+    sleep = ACTOR.split("    def sleep")[1].split("\n\n")[0]
+    near = "    def sleep" + sleep.replace(
+        "            self.model.offload(tag, non_blocking=True)\n",
+        "            self.model.offload(tag, non_blocking=True)\n            self.model.sync()\n",
+    )
+    exact = "    def sleep" + sleep
+    old = repo.commit(
+        {"lib/actor.py": f"class A:\n{near}\n\n\nclass B:\n{exact}\n"},
+        "Two actors",
+        date="2025-01-02T00:00:00+00:00",
+    )
+    pin = repo.commit(
+        {"lib/actor.py": f"class A:\n{near}\n\n\nclass B:\n    pass\n"},
+        "Empty B",
+        date="2025-01-03T00:00:00+00:00",
+    )
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    copied = "\n".join(line[4:] for line in exact.split("\n"))
+    kb.page("a.md", f"`B.sleep` (`lib/actor.py:40-47`):\n\n```python\n{copied}\n```\n")
+    (finding,) = findings(kb, "quote-elsewhere")
+    first = 2 + near.count("\n") + 4  # B's def line at the older commit
+    assert f"as written it is at {first}-{first + exact.count(chr(10))} in lib@{old[:7]}" in (
+        finding.message
+    ), finding.message
+    assert finding.fix is None
+
+
 def _function(number: int, edited: bool = False) -> str:
     factor = "gamma" if edited else "beta"
     return (

@@ -60,9 +60,16 @@ log = logging.getLogger(__name__)
 MAX_OTHER_FILE_SEARCHES = 200
 """Searches of a whole upstream for a quote not in its file, per run (each is a ``git grep``)."""
 MAX_HISTORY_SEARCHES = 100
-"""Searches of a file's history per run for each of two questions: at which commit a quote
-found nowhere at the pin is, and whether a quote the cited lines hold in part is whole at
-another commit (a budget each: many edited quotes must not leave the first without answers)."""
+"""Searches of a file's history per run for each of three questions: at which commit a quote
+found nowhere at the pin is, whether a quote the cited lines hold in part is whole at another
+commit, and whether a quote whole at the pin only loosely is there as written (a budget each:
+many edited quotes must not leave the others without answers)."""
+_SEARCHED = {
+    "anywhere": "found nowhere",
+    "whole": "found only in part",
+    "as written": "found whole only with lines between or changed",
+}
+"""What the quotes searched for in history, by `Prover._in_history`'s question, were."""
 _MAX_CANDIDATE_FILES = 20
 _MAX_LISTED = 4
 _TOKEN = re.compile(r"[^\s]{8,}")
@@ -98,11 +105,11 @@ class Prover:
         self._judged: dict[tuple[int, str, int, int], QuoteVerdict] = {}
         self._histories: dict[str, dict[str, History]] = {}
         self._other_files: dict[tuple[int, str, str], list[tuple[str, Placement]]] = {}
-        self._elsewhere_in_time: dict[tuple[int, str, str, bool, bool], str | None] = {}
+        self._elsewhere_in_time: dict[tuple[int, str, str, str], str | None] = {}
         self._targets: dict[tuple[str | None, str | None, str | None], _Target | None] = {}
         self.other_file_searches = 0
-        self.history_searches: Counter[bool] = Counter()
-        """History searches made, by whether they look for the whole quote (see `_in_history`)."""
+        self.history_searches: Counter[str] = Counter()
+        """History searches made, by what they look for (see `_in_history`)."""
         self.defer_searches = False
         """Raise `SearchDeferred` rather than make a search a budget limits."""
 
@@ -409,26 +416,26 @@ class Prover:
     ) -> str | None:
         """Words saying the nearest commit whose version of the file holds the quote (with
         ``whole``, every line of it; with ``copied``, the quote's text as it is written, white
-        space aside). The two ask whether the page was written against another commit, and
-        share a budget."""
-        whole = whole or copied is not None
-        key = (id(prepared), target.upstream.name, target.path, whole, copied is not None)
+        space aside), at the lines that hold it so. Each of the three questions has a budget
+        of its own (`MAX_HISTORY_SEARCHES`)."""
+        kind = "as written" if copied is not None else "whole" if whole else "anywhere"
+        key = (id(prepared), target.upstream.name, target.path, kind)
         if key in self._elsewhere_in_time:
             return self._elsewhere_in_time[key]
         if self.defer_searches:
             raise SearchDeferred
         self._elsewhere_in_time[key] = None
-        if self.history_searches[whole] >= MAX_HISTORY_SEARCHES:
-            if self.history_searches[whole] == MAX_HISTORY_SEARCHES:
-                self.history_searches[whole] += 1  # said once
+        if self.history_searches[kind] >= MAX_HISTORY_SEARCHES:
+            if self.history_searches[kind] == MAX_HISTORY_SEARCHES:
+                self.history_searches[kind] += 1  # said once
                 log.warning(
-                    "%d quotes %s searched for in their files' history: later ones are not "
-                    "(a limit of the run, for its time)",
+                    "%d quotes %s were searched for in their files' history: later ones are "
+                    "not (a limit of the run, for its time)",
                     MAX_HISTORY_SEARCHES,
-                    "found only in part were" if whole else "found nowhere were",
+                    _SEARCHED[kind],
                 )
             return None
-        self.history_searches[whole] += 1
+        self.history_searches[kind] += 1
         store = self.stores.store(target.upstream)
         histories = self._histories.setdefault(target.upstream.name, {})
         from generator.upstream.history import history_for
@@ -450,10 +457,11 @@ class Prover:
         found = history.nearest(target.path, target.commit, holds)
         if found is None:
             return None
-        blob = store.blob(found.blob)
-        place = placements(
-            prepared, self._index_of(target.upstream, found.blob, blob, target.path)
-        )[0]
+        index = self._index_of(target.upstream, found.blob, store.blob(found.blob), target.path)
+        places = placements(prepared, index)
+        if copied is not None:  # the place that holds it as written, not the best loose one
+            places = [p for p in places if index.holds_text(copied, p.first, p.last)] or places
+        place = places[0]
         count = abs(found.distance)
         direction = "after" if found.distance > 0 else "before"
         # (A held reference is checked at the commit it was held at, not at the pin.)

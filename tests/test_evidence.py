@@ -213,6 +213,10 @@ def test_blocks_that_propose_code_are_not_quotes(actor_kb: KB) -> None:
         '  File "train.py", line 12, in <module>\n    trainer.fit(model)\n'
         "RuntimeError: CUDA out of memory\n```",
         "```\n>>> actor.sleep(tags=None)\nTrue\n>>> actor.wake_up()\n```",
+        "```pycon\n>>> actor.sleep(tags=None)\nTrue\n>>> actor.wake_up()\n```",
+        "```python\nTraceback (most recent call last):\n"
+        '  File "train.py", line 12, in <module>\nRuntimeError: CUDA out of memory\n```',
+        "> ```\n> $ python train.py --epochs 2\n> epoch 1 loss 0.52 lr 0.001\n> ```",
     ],
 )
 def test_what_a_program_printed_after_a_reference_is_not_its_quote(
@@ -224,14 +228,38 @@ def test_what_a_program_printed_after_a_reference_is_not_its_quote(
     assert findings(actor_kb) == []
 
 
-def test_a_caption_naming_an_output_layer_still_introduces_a_quote(actor_kb: KB) -> None:
+@pytest.mark.parametrize(
+    "line", ["Running lib/actor.py:15-22 prints:", "运行 lib/actor.py:15-22 的输出如下："]
+)
+def test_a_reference_that_introduces_its_output_quotes_nothing(actor_kb: KB, line: str) -> None:
+    log = "```\nepoch 1 loss 0.52 lr 0.001\nepoch 2 loss 0.40 lr 0.001\n```"
+    actor_kb.page("a.md", f"{line}\n\n{log}\n")
+    assert findings(actor_kb) == []
+
+
+@pytest.mark.parametrize(
+    "caption",
+    [
+        "The output projection:",
+        "输出层的实现：",
+        "The function that builds the output:",
+        "它计算并返回结果：",
+        "计算最终结果：",
+        "记录日志：",
+        "生成输出：",
+        "How it writes the log:",
+        "Where the model is printed:",
+    ],
+)
+def test_a_caption_about_code_that_outputs_still_introduces_a_quote(
+    actor_kb: KB, caption: str
+) -> None:
     wrong = (
         "```python\ndef output_projection(hidden_states, weights):\n"
         "    return hidden_states @ weights.T\n```"
     )
-    for caption in ("The output projection:", "输出层的实现："):
-        actor_kb.page("a.md", f"`sleep()` is in lib/actor.py:15-22.\n\n{caption}\n\n{wrong}\n")
-        assert [f.check for f in findings(actor_kb)] == ["quote-not-found"], caption
+    actor_kb.page("a.md", f"`sleep()` is in lib/actor.py:15-22.\n\n{caption}\n\n{wrong}\n")
+    assert [f.check for f in findings(actor_kb)] == ["quote-not-found"]
 
 
 def test_blocks_in_another_language_are_not_quotes(actor_kb: KB) -> None:

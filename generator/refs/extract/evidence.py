@@ -196,6 +196,8 @@ def _quotes(
         index = by_line[line]
         if index in quotes or not quotes_language(fence.language, records[index][4]):
             continue
+        if _OUTPUT_AFTER_REFERENCE.search(_page_line(layout, line)):
+            continue  # "Running x.py:10-20 prints:": what follows is its output
         quotes[index] = fence.quote("after")
         claimed.add(position)
 
@@ -264,12 +266,16 @@ class _FenceLines:
         language = self.language
         if language == "mermaid":
             return False
-        if language:
-            return True
         fence = self.fence
         text = self._layout.text
-        if _OUTPUT_START.match(text, fence.body_start) is not None:
-            return False  # a session's output (`$ python train.py`), not code of the file
+        start, end = self.body
+        if end > start:
+            newline = text.find("\n", start, end)
+            first = text[start : newline if newline != -1 else end]
+            if _OUTPUT_START.match(unquoted(first, self.depth)):
+                return False  # a session (`$ python train.py`, `>>> f()`), not code of the file
+        if language:
+            return True
         return _DIAGRAM.search(text, fence.start, fence.end) is None
 
     def quote(self, placement: str) -> Quote:
@@ -381,14 +387,27 @@ def _only_reference(line: str, reference: str) -> bool:
 
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s")
 _OUTPUT = re.compile(
-    r"(?:\b(?:output|prints?|printed|logs?|traceback|stack ?trace|stdout|stderr|results?)"
-    r"|输出|打印|日志|报错|错误信息|堆栈|结果)[ \t*_]*(?:如下|是)?[ \t*_]*[:：]?[ \t*_]*$",
+    r"""(?:(?:sample|example|expected|console|terminal|program|training|full|its|the)[ \t]+)*
+    (?:output|logs?|traceback|stack[ \t]?trace|stdout|stderr|results?)
+    |(?:running|run|calling|executing)[ \t]+(?:it|this|that|the[ \t]+\w+)[ \t]+
+    (?:prints|outputs|gives|shows|logs)
+    |(?:it|this|which|that)[ \t]+(?:prints|outputs|logs)
+    |(?:运行|执行|程序|训练|示例|样例|终端|控制台)?的?(?:结果|输出|日志|报错|错误信息|堆栈)(?:如下|是|为)?
+    |(?:输出|打印)(?:如下|为)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+"""A caption that introduces what a program printed, not its code, as a whole (emphasis and
+a colon aside): ``Output:``, ``Running it prints:``, ``运行结果如下：``; not ``The function
+that builds the output:`` nor ``计算最终结果：``, which introduce code."""
+_OUTPUT_AFTER_REFERENCE = re.compile(
+    r"(?:\b(?:prints|outputs|logs)|的?(?:输出|运行结果|日志)(?:如下)?)[ \t*_]*[:：][ \t*_]*$",
     re.IGNORECASE,
 )
-"""How a caption ends that introduces what a program printed, not its code (``Output:``,
-``Running it prints:``, ``运行结果：``); not ``The output projection:``."""
+"""How the line of a reference ends when the block after it is what running the code printed
+(``Running lib/x.py:10-20 prints:``, ``运行 lib/x.py:10-20 的输出如下：``)."""
 _OUTPUT_START = re.compile(r"[ \t]*(?:\$ |>>> |Traceback \(most recent call last\)|In \[\d*\]:)")
-"""How a block of a session's output starts: a shell or Python prompt, a traceback."""
+"""How a block of a session's output starts, in any language: a shell or Python prompt, a
+traceback."""
 _PROPOSAL = re.compile(
     r"\b(?:fix(?:ed)?|suggest(?:ed|ion)?|proposed?|instead|should|could|patch|diff|after|"
     r"rewrite|replace(?:ment)?|better|alternative)\b|建议|修复|改为|改成|应该|可以改|替换|修改后|优化后",
@@ -416,9 +435,21 @@ def _gap_ok(layout: MarkdownLayout, first: int, last: int, captions: int) -> boo
         seen += 1
         if seen > captions or len(written) > _MAX_CAPTION_LENGTH or written.startswith("#"):
             return False
-        if _LIST_ITEM.match(written) or _PROPOSAL.search(written) or _OUTPUT.search(written):
+        if _LIST_ITEM.match(written) or _PROPOSAL.search(written) or _is_output(written):
             return False
     return True
+
+
+def _page_line(layout: MarkdownLayout, line: int) -> str:
+    """Page line ``line`` (1-based), without its line break."""
+    start = layout.line_starts[line - 1]
+    end = layout.text.find("\n", start)
+    return layout.text[start : end if end != -1 else len(layout.text)].rstrip("\r")
+
+
+def _is_output(caption: str) -> bool:
+    """Whether a caption introduces what a program printed (`_OUTPUT`)."""
+    return _OUTPUT.fullmatch(caption.strip(" \t*_").rstrip(":：").strip(" \t*_")) is not None
 
 
 def _is_caption(layout: MarkdownLayout, line: int, reference: str) -> bool:
@@ -431,7 +462,7 @@ def _is_caption(layout: MarkdownLayout, line: int, reference: str) -> bool:
         _LIST_ITEM.match(written)
         or written.startswith(("#", "|"))
         or _PROPOSAL.search(written)
-        or _OUTPUT.search(written)
+        or _is_output(written.replace(reference, " ", 1))
     ):
         return False
     rest = written.replace(reference, " ", 1).strip(" `*_:：-—()（）[]【】.。")

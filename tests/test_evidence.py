@@ -840,3 +840,10 @@ def test_two_processes_spend_the_history_budget_as_one_does(
     assert [page for page, _, _ in alone] == [f"docs/p{n:03}.md" for n in range(count - 1)]
     assert {check for _, check, _ in alone} == {"quote-elsewhere"}
     assert run(2) == alone
+
+
+def test_a_method_called_on_self_is_checked_and_an_attribute_is_not(actor_kb: KB) -> None:
+    actor_kb.page("a.md", "`self.sleep()` (lib/actor.py:24-27) frees memory.\n")
+    assert [f.check for f in findings(actor_kb)] == ["symbol-not-in-range"]
+    actor_kb.page("a.md", "- `self.model`: the model, see `lib/actor.py:11-13`\n")
+    assert findings(actor_kb) == []

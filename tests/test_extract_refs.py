@@ -547,12 +547,13 @@ def test_quoted_regions_are_not_searched_for_refs() -> None:
         ("| `this.state` | `web/app.js:4` |", None),
         ("`Trainer.fit()` (lib/trainer.py:10-20)", "Trainer.fit"),
         ("`self_attention()` (lib/attn.py:3-9)", "self_attention"),
+        ("`self.sleep()` (lib/actor.py:24-27)", "self.sleep"),  # a method, called
     ],
 )
 def test_an_attribute_of_an_instance_is_not_the_symbol_a_reference_cites(line, symbol):
     """`self.config` next to `config.py:6-13` names what an object holds, not a name the
     file defines: read as the cited symbol, it was reported missing, and sync held the
-    reference for good."""
+    reference for good. A method called on `self` is still the cited symbol."""
     assert one(line + "\n").symbol == symbol
 
 

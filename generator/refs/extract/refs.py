@@ -705,8 +705,10 @@ def _symbol_in(code: str) -> str | None:
     parts = name.replace("::", ".").split(".")
     if parts[-1] in _NOT_SYMBOLS or parts[-1].lower() in KNOWN_EXTENSIONS or len(name) == 1:
         return None  # `actor.py` is a file name and `O(log P)` a complexity, not symbols
-    if parts[0] in _INSTANCE_NAMES:
-        return None  # `self.config`: an attribute of some object, not a name the file defines
+    if parts[0] in _INSTANCE_NAMES and not code.endswith(")"):
+        # `self.config`: an attribute of some object, not a name the file defines (a call,
+        # `self.sleep()`, names a method, which the file may define)
+        return None
     return name
 
 

@@ -259,6 +259,16 @@ def test_a_dry_run_says_when_the_real_run_would_stop(synced_kb):
     assert snapshot(root) == before
     forced = cli(root, "sync", "up", "--no-fetch", "--to", target, "--dry-run", "--force")
     assert "note:" not in forced.stderr
+    # What an interrupted sync wrote is no change the real run would stop on.
+    from generator.sync.journal import Journal, journal_path
+
+    (root / "docs" / "a.md").write_text(before["a.md"].decode() + "\nsynced\n")
+    journal = Journal.load(journal_path(root))
+    journal.expect(root / "docs" / "a.md", (root / "docs" / "a.md").read_bytes())
+    journal.save()
+    resumed = cli(root, "sync", "up", "--no-fetch", "--to", target, "--dry-run")
+    assert resumed.returncode == 0 and "note:" not in resumed.stderr, resumed.stderr
+    journal.path.unlink()
     shutil.rmtree(root / ".git")
     untracked = cli(root, "sync", "up", "--no-fetch", "--to", target, "--dry-run")
     assert "note: without --dry-run, sync would stop: " in untracked.stderr

@@ -85,7 +85,13 @@ def run_sync(args: argparse.Namespace) -> int:
             journal.resume()
         except OSError as error:
             return _write_failed(Path(error.filename or journal.path), error)
-    refusal = None if args.force else _refusal(manifest, journal)
+    # (A dry run reads an interrupted sync's journal without resuming it: the files it wrote
+    # are no uncommitted changes to the real run, which accepts them.)
+    refusal = (
+        None
+        if args.force
+        else _refusal(manifest, journal or Journal.load(journal_path(manifest.root)))
+    )
     if refusal is not None and not args.dry_run:
         raise refusal
     if journal is not None and journal.files:

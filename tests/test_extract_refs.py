@@ -563,6 +563,8 @@ def test_an_attribute_of_an_instance_is_not_the_symbol_a_reference_cites(line, s
         ("第 23 至 29 行（config.py）是 `load_config()`。", "config.py", 23, 29),
         ("新增字段在第 10-11 行（pkg/config.py）。", "pkg/config.py", 10, 11),
         ("The loop, lines 9-14 (`pkg/x.py`), runs once.", "pkg/x.py", 9, 14),
+        # The name in brackets repeats the path before the lines, which says more.
+        ("`slime/ray/rollout.py` 第 100-120 行（`rollout.py`）", "slime/ray/rollout.py", 100, 120),
     ],
 )
 def test_a_path_in_brackets_after_a_lines_phrase(line, path, start, end):

@@ -1043,8 +1043,15 @@ def _phrase_records(
         if (line, column) in taken:
             continue
         after = _path_after(body, finish)
+        if after is not None and after[2]:
+            # In brackets after the lines, a name may repeat the path written before them
+            # (`slime/ray/rollout.py` 第 100-120 行（`rollout.py`）): the path says more.
+            line_start, _ = layout.line_bounds(begin)
+            before = _path_before(body[max(line_start, begin - _PHRASE_GAP - 200) : begin])
+            if before is not None and before[0].endswith("/" + after[0]):
+                after = None
         if after is not None:
-            path, path_offset = after
+            path, path_offset, _ = after
             symbol = None
         else:
             line_start, _ = layout.line_bounds(begin)
@@ -1061,16 +1068,20 @@ def _phrase_records(
     return records
 
 
-def _path_after(body: str, finish: int) -> tuple[str, int] | None:
+def _path_after(body: str, finish: int) -> tuple[str, int, bool] | None:
     """The file path a lines phrase ending at ``finish`` names after it ("lines 9-14 of
-    `x.py`", "line 9 in x.py", "第 9-14 行（x.py）"), and where the path starts."""
-    match = _PATH_AFTER.match(body, finish) or _PATH_IN_BRACKETS.match(body, finish)
-    if match is None:
-        return None
+    `x.py`", "line 9 in x.py", "第 9-14 行（x.py）"), where the path starts, and whether it
+    is in brackets."""
+    match = _PATH_AFTER.match(body, finish)
+    bracketed = match is None
+    if bracketed:
+        match = _PATH_IN_BRACKETS.match(body, finish)
+        if match is None:
+            return None
     path = match["path"].rstrip(".:")
     if not _is_file_token(path) or _path_form(path) is None:
         return None
-    return path, match.start("path")
+    return path, match.start("path"), bracketed
 
 
 def _is_file_token(text: str) -> bool:

@@ -196,7 +196,7 @@ def _quotes(
         index = by_line[line]
         if index in quotes or not quotes_language(fence.language, records[index][4]):
             continue
-        if _OUTPUT_AFTER_REFERENCE.search(_page_line(layout, line)):
+        if _introduces_output(layout, line):
             continue  # "Running x.py:10-20 prints:": what follows is its output
         quotes[index] = fence.quote("after")
         claimed.add(position)
@@ -270,9 +270,14 @@ class _FenceLines:
         text = self._layout.text
         start, end = self.body
         if end > start:
-            newline = text.find("\n", start, end)
-            first = text[start : newline if newline != -1 else end]
-            if _OUTPUT_START.match(unquoted(first, self.depth)):
+            if self.depth:  # in a block quote: its first line without the markers
+                newline = text.find("\n", start, end)
+                session = _OUTPUT_START.match(
+                    unquoted(text[start : newline if newline != -1 else end], self.depth)
+                )
+            else:
+                session = _OUTPUT_START.match(text, start, end)
+            if session is not None:
                 return False  # a session (`$ python train.py`, `>>> f()`), not code of the file
         if language:
             return True
@@ -440,11 +445,19 @@ def _gap_ok(layout: MarkdownLayout, first: int, last: int, captions: int) -> boo
     return True
 
 
-def _page_line(layout: MarkdownLayout, line: int) -> str:
-    """Page line ``line`` (1-based), without its line break."""
-    start = layout.line_starts[line - 1]
-    end = layout.text.find("\n", start)
-    return layout.text[start : end if end != -1 else len(layout.text)].rstrip("\r")
+def _introduces_output(layout: MarkdownLayout, line: int) -> bool:
+    """Whether page line ``line`` ends as a reference's line does that introduces what
+    running the code printed (`_OUTPUT_AFTER_REFERENCE`). Only a line ending in a colon
+    can: most are rejected on their last characters, without reading them further."""
+    text, starts = layout.text, layout.line_starts
+    start = starts[line - 1]
+    end = starts[line] - 1 if line < len(starts) else len(text)
+    last = end
+    while last > start and text[last - 1] in " \t*_\r":
+        last -= 1
+    if last == start or text[last - 1] not in ":：":
+        return False
+    return _OUTPUT_AFTER_REFERENCE.search(text, max(start, last - 24), end) is not None
 
 
 def _is_output(caption: str) -> bool:

@@ -184,38 +184,34 @@ class Prover:
             places = verdict.places
             if len(places) == 1:
                 place = places[0]
+                # A quote that another commit holds whole (when it is here only in part) or as
+                # written (when it is whole here only with lines between or edited) was
+                # written against that commit: moving the range here would hide the wrong pin.
+                elsewhere_in_time = None
                 if place.matched < prepared.required:
-                    # In part only: a quote that is whole at another commit was written against
-                    # that commit, and moving the range here would hide the wrong pin.
                     found = self._in_history(prepared, target, whole=True)
                     if found is not None:
-                        return [
-                            self._finding(
-                                ref,
-                                target,
-                                "quote-elsewhere",
-                                f"{where} is not in {cited}; only {place.matched} of its "
-                                f"{prepared.required} lines are at {_span(place)}, "
-                                f"and whole {found}",
-                                f"kb pin suggest {ref.page}",
-                            )
-                        ]
+                        elsewhere_in_time = (
+                            f"only {place.matched} of its {prepared.required} lines are at "
+                            f"{_span(place)}, and whole {found}"
+                        )
                 elif not index.holds_text(quote.text, place.first, place.last):
-                    # Whole, but with lines between or edited: a quote that another commit
-                    # holds as it is written was copied from there, and moving the range here
-                    # would hide the wrong pin just the same.
                     found = self._in_history(prepared, target, copied=quote.text)
                     if found is not None:
-                        return [
-                            self._finding(
-                                ref,
-                                target,
-                                "quote-elsewhere",
-                                f"{where} is not in {cited}; it is at {_span(place)} only with "
-                                f"lines between or changed, and as written {found}",
-                                f"kb pin suggest {ref.page}",
-                            )
-                        ]
+                        elsewhere_in_time = (
+                            f"it is at {_span(place)} only with lines between or changed, "
+                            f"and as written {found}"
+                        )
+                if elsewhere_in_time is not None:
+                    return [
+                        self._finding(
+                            ref,
+                            target,
+                            "quote-elsewhere",
+                            f"{where} is not in {cited}; {elsewhere_in_time}",
+                            f"kb pin suggest {ref.page}",
+                        )
+                    ]
                 fix = Fix(target.path, *_fixed_range(ref, place))
                 named = _named_elsewhere(ref, target.blob, place)
                 if named is not None:

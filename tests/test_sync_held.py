@@ -773,3 +773,21 @@ def test_the_drift_report_names_a_held_quote_at_its_line_in_the_page_as_written(
     markdown = next((root / ".cache" / "reports").glob("*.md")).read_text("utf-8")
     assert f"### `docs/u.md:{ref_line}` `pkg/u.py:1-3` — was-broken" in markdown
     assert f"the code quoted at line {quote_line} (" in markdown
+
+
+def test_a_held_quote_s_range_help_says_it_is_at_the_commit_it_is_held_at(tmp_path):
+    """A new user followed the help of a held reference's `quote-elsewhere` (a range at the
+    commit sync held it at), removed the held entry, and the reference failed at the pin."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
+    new = repo.commit({"pkg/u.py": "# top\n\n" + FIRST + "\n" + SECOND}, "insert above")
+    quote = "```python\n" + SECOND + "```\n"
+    root = _kb(tmp_path, repo, old, {"u.md": f"# U\n\nThe second, `pkg/u.py:1-3`:\n\n{quote}"})
+    _sync(root, new)
+    (found,) = [f for f in _findings(root) if f["check"] == "quote-elsewhere"]
+    assert f"at up@{old[:7]}; it is at 5-7" in found["message"]
+    assert found["suggestion"] == (
+        f"pkg/u.py:5-7 at up@{old[:7]}, where sync held it; at the pin, cite where the code "
+        "is now (see ref-needs-review)"
+    )
+    assert found.get("fix") is None

@@ -28,7 +28,7 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, overload
@@ -876,6 +876,8 @@ class Verifier:
                 proof = self.prover.prove(
                     CodeRef(display, *record), verdict, evidence[index], context
                 )
+                if proof and held_ref is not None:
+                    proof = [_at_held_commit(finding, held_ref) for finding in proof]
                 if proof:
                     findings[index] = [*findings.get(index, ()), *proof]
                     page_findings.extend(proof)
@@ -970,6 +972,19 @@ def _collector_paused() -> Iterator[None]:
             gc.unfreeze()
         if collecting:
             gc.enable()
+
+
+def _at_held_commit(finding: Finding, held: HeldRef) -> Finding:
+    """A held reference's finding, proven at the commit sync held it at: its suggestion is a
+    place at that commit, which the pin's code may no longer have; said so, and no fix."""
+    if finding.fix is None or not finding.suggestion:
+        return finding
+    return replace(
+        finding,
+        suggestion=f"{finding.suggestion} at {held.upstream}@{held.commit[:7]}, where sync "
+        "held it; at the pin, cite where the code is now (see ref-needs-review)",
+        fix=None,
+    )
 
 
 def _held_finding(ref: CodeRef, held: HeldRef) -> Finding:

@@ -578,3 +578,28 @@ def test_a_path_in_brackets_after_a_lines_phrase(line, path, start, end):
 )
 def test_brackets_after_a_lines_phrase_that_hold_no_path_are_no_reference(line):
     assert refs_of(line + "\n") == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "**文件**: `toykit/engine/trainer.py`  **行号**: 36-43",
+        "**File**: `toykit/engine/trainer.py` **Lines**: 36-43",
+        "文件 `toykit/engine/trainer.py`，行号：36-43",
+    ],
+)
+def test_lines_given_by_a_label_after_the_path(line):
+    """Read as a whole-file reference only: the label's lines were not checked."""
+    options = ExtractOptions(route_prefixes=("toykit/",))
+    ref = one(line + "\n", options=options)
+    assert (ref.path, ref.start, ref.end, ref.style) == (
+        "toykit/engine/trainer.py",
+        36,
+        43,
+        "phrase",
+    )
+
+
+@pytest.mark.parametrize("line", ["Lines: 3-4 of the output", "行号：12", "**行号**: 7"])
+def test_a_lines_label_with_no_path_before_it_is_no_reference(line):
+    assert refs_of(line + "\n") == []

@@ -815,7 +815,7 @@ _RANGE_CELL = re.compile(
     re.VERBOSE,
 )
 _PHRASE_EN = re.compile(
-    r"""(?:(?<![A-Za-z])[Ll]ines?|\bll\.)[ \t]*(?P<start>\d{1,9})
+    r"""(?:(?<![A-Za-z])[Ll]ines?(?:[*_]*[ \t]*[:：][*_]*)?|\bll\.)[ \t]*(?P<start>\d{1,9})
     (?:[ \t]*(?:[-–—~]|to|through|and)[ \t]*(?P<end>\d{1,9}))?(?![\d:.]\d)""",
     re.VERBOSE,
 )
@@ -824,6 +824,10 @@ _PHRASE_ZH = re.compile(
     r"""(?:第[ \t]*(?P<start>\d{1,9})(?:[ \t]*行?[ \t]*[-–—~至到][ \t]*第?[ \t]*(?P<end>\d{1,9}))?
     |(?<![\d.:])(?P<rstart>\d{1,9})(?:[ \t]*[-–—~][ \t]*(?P<rend>\d{1,9}))?)[ \t]*行$""",
     re.VERBOSE,
+)
+_LINES_LABEL_ZH = re.compile(
+    r"行号[*_]*[ \t]*[:：][*_]*[ \t]*(?P<start>\d{1,9})"
+    r"(?:[ \t]*[-–—~至到][ \t]*(?P<end>\d{1,9}))?(?![\d:.]\d)"
 )
 # "lines 9-14 of `x.py`": the path after the phrase, joined to it by a preposition.
 _PATH_AFTER = re.compile(r"[ \t]+(?:of|in|from)[ \t]+(?P<tick>`?)(?P<path>[^\s`,;()]+)(?P=tick)")
@@ -1018,6 +1022,12 @@ def _phrase_records(
     start_at = layout.body_start
     if "ine" in body or "ll." in body:
         for match in _PHRASE_EN.finditer(body, start_at):
+            start = int(match["start"])
+            end = int(match["end"]) if match["end"] else start
+            finish = match.end("end") if match["end"] else match.end("start")
+            found.append((match.start("start"), finish, start, end))
+    if "行号" in body:  # a label: "**文件**: `x.py` **行号**: 36-43"
+        for match in _LINES_LABEL_ZH.finditer(body, start_at):
             start = int(match["start"])
             end = int(match["end"]) if match["end"] else start
             finish = match.end("end") if match["end"] else match.end("start")

@@ -43,6 +43,15 @@ def test_file_missing_suggests_same_basename_and_notes_branch_head(lib_kb):
     assert "it exists at main" in message
 
 
+def test_file_missing_suggests_a_file_only_when_its_name_is_alike(lib_kb):
+    """`lib/missing.py` was offered `lib/util.py`: the shared directory and extension made
+    the paths close, though the names are unrelated. A typo still gets its file."""
+    [(_, _, _, _, suggestion)] = findings(lib_kb, "lib/missing.py:1\n")
+    assert suggestion is None
+    [(_, _, _, _, suggestion)] = findings(lib_kb, "lib/utill.py:3\n")
+    assert suggestion == "did you mean lib/util.py:3?"
+
+
 def test_range_invalid_reversed_and_zero(lib_kb):
     result = findings(lib_kb, "lib/core.py:12-6 and lib/core.py:0 and lib/core.py:0-3\n")
     assert [(r[0], r[4], r[3]) for r in result] == [

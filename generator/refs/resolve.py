@@ -1084,8 +1084,14 @@ class Resolver:
             pool = self._pools[key] = [
                 p for p in store.tree(commit) if p.endswith(extension) and p.startswith(top)
             ]
-        close = difflib.get_close_matches(path, pool, n=1, cutoff=0.6)
-        return close[0] if close else None
+        # Paths share their directories and extension: the file's own name must be alike too
+        # (`missing.py` is no typo of `utils.py`, though `toykit/…py` makes the paths close).
+        stem = posixpath.splitext(posixpath.basename(path))[0]
+        for close in difflib.get_close_matches(path, pool, n=3, cutoff=0.6):
+            other = posixpath.splitext(posixpath.basename(close))[0]
+            if difflib.SequenceMatcher(None, stem, other).ratio() >= 0.6:
+                return close
+        return None
 
     def _check_symbol(self, result: ResolvedRef, blob: BlobText, path: str, at: str) -> None:
         ref = result.ref

@@ -151,3 +151,25 @@ def test_a_loose_likeness_elsewhere_is_undecided() -> None:
     self.step_counter_value = self.step_counter_value + 1
     return handle"""
     assert verdict(quote, *SLEEP).outcome == UNDECIDED
+
+
+def test_a_quote_ending_in_a_filler_is_placed_where_it_ends_not_at_the_next_one() -> None:
+    """`return True` closes the quote and the next function too: the place ran on to the next
+    function's, and --fix would have cited both functions."""
+    lines = [
+        "class Actor:",
+        "    def sleep(self):",
+        "        self.model.offload()",
+        "        torch.cuda.empty_cache()",
+        "        return True",
+        "",
+        "    def wake_up(self):",
+        "        self.model.reload()",
+        "        return True",
+    ]
+    quote = (
+        "def sleep(self):\n    self.model.offload()\n    torch.cuda.empty_cache()\n    return True"
+    )
+    found = verdict(quote, 7, 9, lines)
+    assert found.outcome == ELSEWHERE
+    assert [(place.first, place.last) for place in found.places] == [(2, 5)]

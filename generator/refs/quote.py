@@ -409,6 +409,8 @@ class FileIndex:
         text, starts = self.compact
         begin, stop = starts[low - 1], starts[high]
         found: list[Placement] = []
+        # (The compact text has no comments: a quote's comment lines are not found there.)
+        uncommented = sum(1 for line in quote.lines if line.kind != COMMENT)
         first = segments[0]
         position = text.find(first, begin, stop)
         while position != -1 and len(found) < _MAX_OCCURRENCES:
@@ -416,7 +418,9 @@ class FileIndex:
             if starts[line] == position:
                 last = _segments_from(text, starts, segments, position, stop)
                 if last is not None:
-                    found.append(Placement(line + 1, last, quote.required, quote.distinctive))
+                    found.append(
+                        Placement(line + 1, last, quote.required, quote.distinctive, uncommented)
+                    )
             position = text.find(first, position + 1, stop)
         return found
 
@@ -586,6 +590,8 @@ class Placement:
     """Required lines found there."""
     distinctive: int
     """Distinctive lines found there."""
+    lines: int = 0
+    """Quote lines found there, comments and fillers (``return True``) included."""
 
     def inside(self, start: int, end: int) -> bool:
         return start <= self.first and self.last <= end
@@ -617,7 +623,10 @@ def placements(
     if pairs:
         needed = _needed(quote.required, ratio)
         good += [chain for chain in _chains(quote, index, pairs) if chain.matched >= needed]
-    good.sort(key=lambda p: (-p.matched, -p.distinctive, p.first, p.first - p.last))
+    # Of places that find as much, the one that finds the most of the quote's lines (its
+    # closing `return True` too), then the tightest: a filler the quote ends with may also
+    # match a line further on (the next function's `return True`), which is not the quote's.
+    good.sort(key=lambda p: (-p.matched, -p.distinctive, -p.lines, p.first, p.last - p.first))
     kept: list[Placement] = []
     for placement in good:
         if all(placement.last < other.first or placement.first > other.last for other in kept):
@@ -685,7 +694,9 @@ def _chains(
         every[k] = best_every + 1
         origin[k] = start
     return [
-        Placement(origin[k], pairs[k][1], score[k], weight[k]) for k in range(count) if score[k] > 0
+        Placement(origin[k], pairs[k][1], score[k], weight[k], every[k])
+        for k in range(count)
+        if score[k] > 0
     ]
 
 

@@ -118,3 +118,29 @@ def test_requirements_name_where_this_installation_came_from(tmp_path):
     assert made.requirement_known
     text = (tmp_path / "kb" / "requirements.txt").read_text("utf-8")
     assert text.splitlines()[-1] == "kb-generator @ git+https://example.org/kb.git@abc"
+
+
+def test_a_page_of_any_level_joins_the_only_path_rather_than_one_nobody_made(tmp_path):
+    """`kb new page --level advanced` wrote `paths: [advanced]`, a path the knowledge base
+    did not have, and said nothing: the site then listed an "Advanced" path of one page, and
+    later pages were placed there as the path nearest their level."""
+    assert kb("init", "notes", cwd=tmp_path).returncode == 0
+    root = tmp_path / "notes"
+    created = kb(
+        "new",
+        "page",
+        "analysis/offload.md",
+        "--kind",
+        "source-analysis",
+        "--spec",
+        "001-notes",
+        "--title",
+        "显存卸载流程分析",
+        "--level",
+        "advanced",
+        cwd=root,
+    )
+    assert created.returncode == 0, created.stderr
+    assert "paths: start (the knowledge base's only path)" in created.stdout
+    meta = yaml.safe_load((root / "docs/analysis/offload.md").read_text("utf-8").split("---")[1])
+    assert meta["paths"] == ["start"] and meta["level"] == "advanced"

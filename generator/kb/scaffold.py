@@ -274,7 +274,9 @@ def new_page(
         meta["path"] = (paths or [kebab(title)])[0]
     if level:
         meta["level"] = level
-    meta["paths"] = paths or ([level] if level in ("beginner", "advanced", "expert") else [])
+    # (Not the level's own path when none was asked for: the knowledge base may have no such
+    # path, and a page in a path nobody made would be its only page.)
+    meta["paths"] = paths or []
     placed: list[Placed] = []
     if kind in ANALYSIS_KINDS and not meta["paths"]:
         # An analysis in no learning path fails the build (page-not-in-path): place it as

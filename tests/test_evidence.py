@@ -847,3 +847,16 @@ def test_a_method_called_on_self_is_checked_and_an_attribute_is_not(actor_kb: KB
     assert [f.check for f in findings(actor_kb)] == ["symbol-not-in-range"]
     actor_kb.page("a.md", "- `self.model`: the model, see `lib/actor.py:11-13`\n")
     assert findings(actor_kb) == []
+
+
+def test_pin_suggest_writes_no_pin_that_nothing_lines_up_with(actor_kb: KB) -> None:
+    """With no reference lining up at any commit, --write set the least contradicted commit
+    as the page's pin, on no evidence, and said nothing."""
+    actor_kb.page("a.md", "# A\n\nThe loop is lib/actor.py:900-910.\n")
+    manifest = (actor_kb.root / "upstreams.yaml").read_bytes()
+    page = (actor_kb.docs / "a.md").read_bytes()
+    written = actor_kb.cli("pin", "suggest", "docs", "--write")
+    assert written.returncode == 1
+    assert "error: no pin written: no reference lines up at " in written.stderr
+    assert (actor_kb.root / "upstreams.yaml").read_bytes() == manifest
+    assert (actor_kb.docs / "a.md").read_bytes() == page

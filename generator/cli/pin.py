@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from generator.cli.common import EXIT_OK, Parser, ProgressLine
+from generator.cli.common import EXIT_FAILED, EXIT_OK, Parser, ProgressLine
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -59,7 +59,7 @@ def run_pin(args: argparse.Namespace) -> int:
         progress.done()
     if args.format == "json":
         sys.stdout.write(json.dumps(_json(suggestion), ensure_ascii=False, indent=2) + "\n")
-        return EXIT_OK
+        return EXIT_OK if suggestion.not_written is None else EXIT_FAILED
     print(
         f"{suggestion.upstream}: {plural(suggestion.refs, 'reference')} on "
         f"{plural(len(suggestion.pages), 'page')}, "
@@ -89,6 +89,9 @@ def run_pin(args: argparse.Namespace) -> int:
         )
     for written in suggestion.written:
         print(f"wrote the pin into {written}")
+    if suggestion.not_written is not None:
+        print(f"error: no pin written: {suggestion.not_written}", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK
 
 
@@ -120,6 +123,7 @@ def _json(suggestion) -> dict:  # type: ignore[no-untyped-def]
         "candidates": [candidate(c) for c in suggestion.candidates],
         "current": candidate(suggestion.current) if suggestion.current else None,
         "written": suggestion.written,
+        "not_written": suggestion.not_written,
     }
 
 

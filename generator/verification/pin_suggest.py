@@ -104,6 +104,8 @@ class Suggestion:
     blob_reads: int = 0
     written: list[str] = field(default_factory=list)
     """With ``write``: the pages (or the manifest) whose pin was set."""
+    not_written: str | None = None
+    """With ``write``: why no pin was set, when none was."""
 
 
 def suggest_pin(
@@ -154,7 +156,15 @@ def suggest_pin(
             current,
             store.blob_reads,
         )
-        if write and candidates:
+        if write and not candidates:
+            suggestion.not_written = "no commit of the history weighed is a candidate"
+        elif write and candidates[0].up == 0:
+            # Nothing lines up anywhere: the best is only the least contradicted, no evidence.
+            suggestion.not_written = (
+                f"no reference lines up at {candidates[0].commit.sha[:7]}, the best candidate: "
+                "nothing says the pages were written against it"
+            )
+        elif write:
             suggestion.written = _write(manifest, files, name, candidates[0].last.sha, root)
         return suggestion
 

@@ -38,6 +38,20 @@ def test_specs_are_numbered_like_leanspec(root):
     assert page.body.lstrip().startswith("# Memory Path")
 
 
+def test_a_spec_named_in_two_scripts_keeps_its_name_as_title_and_is_not_made_twice(root):
+    """`new spec "显存管理 memory deep dives"` titled the spec "Memory Deep Dives", dropping
+    the Chinese, and the same name again made a second spec beside the first."""
+    created = new_spec(root, "显存管理  memory deep dives")
+    assert created.id.endswith("-memory-deep-dives")
+    assert read_page(created.path).body.lstrip().startswith("# 显存管理 memory deep dives\n")
+    folders = sorted(p.name for p in (root / "specs").iterdir())
+    with pytest.raises(
+        ConfigError, match=f"a spec named 'memory-deep-dives' exists already: {created.id}"
+    ):
+        new_spec(root, "Memory deep dives")
+    assert sorted(p.name for p in (root / "specs").iterdir()) == folders
+
+
 def test_new_spec_refuses_bad_input(root):
     with pytest.raises(ConfigError):
         new_spec(root, "007-numbered")

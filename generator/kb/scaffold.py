@@ -149,6 +149,12 @@ def new_spec(
     for target in [*(depends_on or []), *([parent] if parent else [])]:
         if find_spec(specs, target) is None:
             raise ConfigError(f"no spec {target!r} to link to", hint="see 'specs board'")
+    same = [spec.id for spec in specs if spec.name == slug]
+    if same:
+        raise ConfigError(
+            f"a spec named {slug!r} exists already: {same[0]}",
+            hint="give the new spec another name, or put the pages in that one",
+        )
     number = next_spec_number(root)
     spec_id = f"{number:0{config.sequence_digits}d}-{slug}"
     folder = config.specs_dir / spec_id
@@ -160,11 +166,13 @@ def new_spec(
         else _DEFAULT_SPEC_TEMPLATE
     )
     date = (today or dt.date.today()).isoformat()
+    # A name in another script is the title as written; its folder takes the ASCII part.
+    title = title or (titled(slug) if name.isascii() else " ".join(name.split()))
     text = _fill(
         template,
         {
-            "name": title or titled(slug),
-            "title": title or titled(slug),
+            "name": title,
+            "title": title,
             "date": date,
             "status": status,
             "priority": priority,

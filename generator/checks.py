@@ -126,6 +126,7 @@ CHECKS: dict[str, Check] = {
         Check("page-not-in-path", _E, "the page is in no learning path"),
         Check("path-page-missing", _E, "a path's page list names a page that does not exist"),
         Check("path-index-duplicate", _W, "a path has two index pages in one language"),
+        Check("path-no-index", _W, "a page names a path with no index page, named like another"),
         Check("level-invalid", _E, "level is not beginner, intermediate, advanced or expert"),
         Check("order-invalid", _E, "order is not an integer"),
         # Site build (generator/site): reported by `mkdocs build`, which --strict fails on.

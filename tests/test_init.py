@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -144,3 +145,24 @@ def test_a_page_of_any_level_joins_the_only_path_rather_than_one_nobody_made(tmp
     assert "paths: start (the knowledge base's only path)" in created.stdout
     meta = yaml.safe_load((root / "docs/analysis/offload.md").read_text("utf-8").split("---")[1])
     assert meta["paths"] == ["start"] and meta["level"] == "advanced"
+
+
+def test_a_misspelt_path_name_is_a_warning_naming_the_path_meant(tmp_path):
+    """`paths: [strat]` made a path of its own on the site, and verify said all good."""
+    assert kb("init", "notes", cwd=tmp_path).returncode == 0
+    root = tmp_path / "notes"
+    page = root / "docs" / "analysis" / "a.md"
+    page.parent.mkdir(parents=True)
+    page.write_text(
+        "---\ntitle: A\nkind: source-analysis\nlevel: beginner\npaths: [strat]\nspec: 001-notes\n"
+        "status: draft\ncreated: 2026-11-24\n---\n# A\n\nNothing cited.\n",
+        "utf-8",
+    )
+    result = kb("verify", "--format", "json", cwd=root)
+    found = [f for f in json.loads(result.stdout)["findings"] if f["check"] == "path-no-index"]
+    assert [(f["page"], f["line"], f["suggestion"]) for f in found] == [
+        ("docs/analysis/a.md", 5, "did you mean 'start'?")
+    ]
+    assert "learning path 'strat' has no index page, and is named like 'start'" in (
+        found[0]["message"]
+    )

@@ -40,6 +40,7 @@ Public API (stable; the site build uses it)::
 
 from __future__ import annotations
 
+import difflib
 import heapq
 import os
 import posixpath
@@ -701,6 +702,34 @@ class _Builder:
             self.pages[rel] = _replace_paths(
                 page, tuple(name for name, path in paths.items() if rel in path.pages)
             )
+
+        # A path with no index page named like one that has an index page or that the home
+        # page is in: most often a misspelt name, which would otherwise become a path of its
+        # own on the site.
+        declared = {name for name, path in paths.items() if path.index is not None} | {
+            str(item)
+            for rel in index_pages | {r for r, p in self.pages.items() if p.kind == "index"}
+            if rel in self.sources
+            for item in as_list(self.sources[rel].meta.get("paths"))
+        }
+        for name, path in paths.items():
+            if path.index is not None or name in declared:
+                continue
+            close = difflib.get_close_matches(name, sorted(declared), n=1, cutoff=0.75)
+            if not close:
+                continue
+            for rel in path.pages:
+                if name not in [str(item) for item in as_list(self.sources[rel].meta.get("paths"))]:
+                    continue
+                self.finding(
+                    _W,
+                    "path-no-index",
+                    rel,
+                    f"learning path '{name}' has no index page, and is named like '{close[0]}'",
+                    "paths",
+                    name,
+                    suggestion=f"did you mean '{close[0]}'?",
+                )
 
         # Pages in no path.
         if paths:

@@ -163,6 +163,7 @@ def test_a_misspelt_path_name_is_a_warning_naming_the_path_meant(tmp_path):
     assert [(f["page"], f["line"], f["suggestion"]) for f in found] == [
         ("docs/analysis/a.md", 5, "did you mean 'start'?")
     ]
-    assert "learning path 'strat' has no index page, and is named like 'start'" in (
-        found[0]["message"]
+    assert (
+        "learning path 'strat' has no index page, and is named like 'start'"
+        in (found[0]["message"])
     )

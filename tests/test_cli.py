@@ -255,6 +255,16 @@ def test_verify_on_a_page_without_governance_leaves_the_governance_modules_unrea
     ), result.stderr
 
 
+def test_upstreams_list_says_when_none_is_declared(kb):
+    """It printed nothing, and exited 0: an empty manifest looked like a broken command."""
+    kb.write_manifest()
+    result = kb.cli("upstreams", "list")
+    assert result.returncode == 0
+    assert result.stdout == (
+        "no upstream is declared in upstreams.yaml; declare one: kb upstreams add NAME URL\n"
+    )
+
+
 def test_upstreams_fetch_clones_from_a_local_remote(kb, tmp_path):
     from generator.upstream.gitbuild import RepoBuilder
 

@@ -86,6 +86,11 @@ def run_upstreams(args: argparse.Namespace) -> int:
         return _remove(args)
     manifest = load_manifest(args.manifest)
     if args.action == "list":
+        if not manifest.upstreams:
+            print(
+                f"no upstream is declared in {manifest.display_path()}; "
+                "declare one: kb upstreams add NAME URL"
+            )
         for upstream in manifest.upstreams.values():
             assert upstream.clone_dir is not None
             cloned = "cloned" if upstream.clone_dir.exists() else "not cloned"

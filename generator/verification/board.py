@@ -257,7 +257,7 @@ _CRITERIA = (
     ("links-valid", "no broken link or anchor"),
     ("pages-in-paths", "every page in a learning path"),
     ("diagrams-present", "every required diagram present"),
-    ("pins-fresh", "no page older than its upstream pin by more than {limit} commits"),
+    ("pins-fresh", "no page more than {limit} commits behind its upstream's branch"),
 )
 """Each computed criterion's id and title, in the board's order."""
 
@@ -298,7 +298,7 @@ def _criteria(
             fresh_detail += f"; {len(unmeasured)} not measurable ({unmeasured[0].behind_reason})"
         fresh = Criterion(
             "pins-fresh",
-            f"no page older than its upstream pin by more than {limit} commits",
+            f"no page more than {limit} commits behind its upstream's branch",
             not stale,
             len(stale),
             len(measured),
@@ -308,7 +308,7 @@ def _criteria(
         reason = unmeasured[0].behind_reason if unmeasured else "no page cites an upstream"
         fresh = Criterion(
             "pins-fresh",
-            f"no page older than its upstream pin by more than {limit} commits",
+            f"no page more than {limit} commits behind its upstream's branch",
             None if unmeasured else True,
             None if unmeasured else 0,
             None if unmeasured else 0,

@@ -150,6 +150,11 @@ def test_board_json_on_the_repository(demo_kb):
     assert card["status"] == "in-progress"
     ids = [c["id"] for c in card["criteria"]]
     assert ids == ["refs-valid", "links-valid", "pages-in-paths", "diagrams-present", "pins-fresh"]
+    # What the freshness criterion counts: commits behind the branch, not the age of the pin.
+    (fresh,) = [c for c in card["criteria"] if c["id"] == "pins-fresh"]
+    assert fresh["title"].startswith("no page more than ") and fresh["title"].endswith(
+        " commits behind its upstream's branch"
+    ), fresh
     pages = [p["page"] for group in card["pages"].values() for p in group]
     assert "docs/analysis/pr-2-review.md" in pages
     assert sum(len(g) for g in card["pages"].values()) == len(list((ROOT / "docs").rglob("*.md")))

@@ -757,15 +757,23 @@ def test_a_page_written_against_an_older_commit_is_not_said_to_be_newer(tmp_path
     assert _findings(root) == []
 
 
-def test_the_drift_report_names_a_held_quote_at_its_line_in_the_page_as_written(tmp_path):
-    """The report's heading named the reference where it is once sync wrote its held entry
-    into the frontmatter, and its reason the quote where it was before: two numberings."""
+def _synced_with_a_quote_already_wrong(tmp_path: Path, above: str) -> tuple[Path, str]:
+    """A page citing `first()`'s lines with `second()`'s code quoted, synced past a commit
+    that adds ``above`` at the top of the file: held as was-broken. (The knowledge base, the
+    commit it is held at.)"""
     repo = RepoBuilder.init(tmp_path / "up")
     old = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
-    new = repo.commit({"pkg/u.py": "# top\n" + FIRST + "\n" + SECOND}, "insert above")
+    new = repo.commit({"pkg/u.py": above + FIRST + "\n" + SECOND}, "insert above")
     quote = "```python\n" + SECOND + "```\n"
     root = _kb(tmp_path, repo, old, {"u.md": f"# U\n\nThe first, `pkg/u.py:1-3`:\n\n{quote}"})
     _sync(root, new)
+    return root, old
+
+
+def test_the_drift_report_names_a_held_quote_at_its_line_in_the_page_as_written(tmp_path):
+    """The report's heading named the reference where it is once sync wrote its held entry
+    into the frontmatter, and its reason the quote where it was before: two numberings."""
+    root, _ = _synced_with_a_quote_already_wrong(tmp_path, "# top\n")
     written = (root / "docs" / "u.md").read_text("utf-8").splitlines()
     assert "    status: was-broken" in written  # held: its quote was already wrong at `old`
     ref_line = next(n for n, text in enumerate(written, 1) if "`pkg/u.py:1-3`" in text)
@@ -778,12 +786,7 @@ def test_the_drift_report_names_a_held_quote_at_its_line_in_the_page_as_written(
 def test_a_held_quote_s_range_help_says_it_is_at_the_commit_it_is_held_at(tmp_path):
     """A new user followed the help of a held reference's `quote-elsewhere` (a range at the
     commit sync held it at), removed the held entry, and the reference failed at the pin."""
-    repo = RepoBuilder.init(tmp_path / "up")
-    old = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
-    new = repo.commit({"pkg/u.py": "# top\n\n" + FIRST + "\n" + SECOND}, "insert above")
-    quote = "```python\n" + SECOND + "```\n"
-    root = _kb(tmp_path, repo, old, {"u.md": f"# U\n\nThe second, `pkg/u.py:1-3`:\n\n{quote}"})
-    _sync(root, new)
+    root, old = _synced_with_a_quote_already_wrong(tmp_path, "# top\n\n")
     (found,) = [f for f in _findings(root) if f["check"] == "quote-elsewhere"]
     assert f"at up@{old[:7]}; it is at 5-7" in found["message"]
     assert found["suggestion"] == (

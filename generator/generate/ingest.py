@@ -949,13 +949,9 @@ def _rewrite_refs(
                 continue
         elif ref.form is RefForm.BARE and ref.style in APART:
             # The name is in a table's path cell or by a lines phrase, apart from the lines.
-            at = _path_on_line(line, ref.path)
-            if _canonical_path(resolved) is not None and at is not None:
-                offset = line_start + at
-                if offset >= page.body_start:
-                    wanted.append(
-                        (offset, ref.path, resolved.path, ref.line, at + 1, "bare file name")
-                    )
+            path, at = _canonical_path(resolved), _path_on_line(line, ref.path)
+            if path is not None and at is not None and line_start + at >= page.body_start:
+                wanted.append((line_start + at, ref.path, path, ref.line, at + 1, "bare file name"))
             continue
         else:
             canonical = _canonical(resolved)
@@ -1125,10 +1121,11 @@ def _canonical(resolved: ResolvedRef) -> str | None:
     if checks & _UNRESOLVED or not resolved.path:
         return None
     if ref.form is RefForm.BARE:  # (absolute paths: `_absolute_edit`)
+        path = _canonical_path(resolved)
         index = ref.text.find(ref.path)
-        if index < 0 or resolved.path == ref.path:
+        if path is None or index < 0:
             return None
-        return ref.text[:index] + resolved.path + ref.text[index + len(ref.path) :]
+        return ref.text[:index] + path + ref.text[index + len(ref.path) :]
     if ref.form is RefForm.PERMALINK and "unpinned-permalink" in checks:
         pinned = next(f.suggestion for f in resolved.findings if f.check == "unpinned-permalink")
         if pinned and ref.text.startswith(("http://", "https://")):

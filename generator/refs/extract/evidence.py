@@ -471,15 +471,15 @@ def _is_caption(layout: MarkdownLayout, line: int, reference: str) -> bool:
     start = layout.line_starts[line - 1]
     end = layout.text.find("\n", start)
     written = layout.text[start : end if end != -1 else len(layout.text)].strip()
+    around = written.replace(reference, " ", 1)
     if (
         _LIST_ITEM.match(written)
         or written.startswith(("#", "|"))
         or _PROPOSAL.search(written)
-        or _is_output(written.replace(reference, " ", 1))
+        or _is_output(around)
     ):
         return False
-    rest = written.replace(reference, " ", 1).strip(" `*_:：-—()（）[]【】.。")
-    return len(rest) <= 40
+    return len(around.strip(" `*_:：-—()（）[]【】.。")) <= 40
 
 
 # -- names --------------------------------------------------------------------------------------

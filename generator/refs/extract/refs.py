@@ -279,11 +279,10 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
         if backwards is None:
             continue
         begin = position - (backwards.end() - backwards.start())
-        if body[begin] == "/" and begin > body_start and not body[begin - 1].isascii():
-            local_start = _local_root_start(body, reversed_body, begin, max(lowest, body_start))
-            if local_start is None:
-                continue
-            begin = local_start
+        local_start = _local_root_start(body, reversed_body, begin, max(lowest, body_start))
+        if local_start is None:
+            continue
+        begin = local_start
         if begin > 0 and body[begin - 1] in _TOKEN_BEFORE:
             continue
         begin += _emphasis_before(body, begin, match.end())
@@ -355,13 +354,18 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
     return records
 
 
-def _local_root_start(body: str, reversed_body: str, begin: int, lowest: int) -> int | None:
+def _local_root_start(body: str, reversed_body: str | None, begin: int, lowest: int) -> int | None:
     """Where the absolute local path starts whose ASCII end is the path from ``begin`` (a
     slash, after a directory named in another script): ``/Users/张三/src/`` before
     ``/slime/x.py``, ``~/项目/``, and prose running into one whose first directory is named in
-    ASCII (``在/home/用户/``). ``begin`` when the text before is no such path: prose, or a
-    relative path, running into the path's slash (``数据/slime/x.py``, ``输入/输出/slime/x.py``);
-    None when the path goes on from a variable (``$HOME/项目/``), as a path in ASCII does."""
+    ASCII (``在/home/用户/``). ``begin`` when the text before is no such path: an ASCII
+    character, prose, or a relative path, running into the path's slash (``数据/slime/x.py``,
+    ``输入/输出/slime/x.py``); None when the path goes on from a variable (``$HOME/项目/``), as a
+    path in ASCII does. ``reversed_body`` is ``body`` reversed, when the caller has it."""
+    if body[begin] != "/" or begin <= lowest or body[begin - 1].isascii():
+        return begin  # (most paths: nothing before them to look at)
+    if reversed_body is None:
+        reversed_body = body[::-1]
     length = len(body)
     run = _LOCAL_RUN_BACKWARDS.match(reversed_body, length - begin, length - lowest)
     if run is None:
@@ -883,13 +887,12 @@ def _symbol_record(
     if backwards is None:
         return None
     begin = separator - (backwards.end() - backwards.start())
-    if body[begin] == "/" and begin > layout.body_start and not body[begin - 1].isascii():
-        local_start = _local_root_start(
-            body, reversed_body, begin, max(separator - _LOOKBACK, layout.body_start)
-        )
-        if local_start is None:
-            return None
-        begin = local_start
+    local_start = _local_root_start(
+        body, reversed_body, begin, max(separator - _LOOKBACK, layout.body_start)
+    )
+    if local_start is None:
+        return None
+    begin = local_start
     path = body[begin:separator]
     extension = _EXTENSION.search(path)
     if extension is None or extension.group(1).lower() not in _CODE_EXTENSIONS:
@@ -1128,13 +1131,11 @@ def _path_before(window: str) -> tuple[str, str] | None:
         return None
     if between[:1] in (":", "：") and between[1:2].isdigit():
         return None  # `x.py:12 (line 12)`: already a reference
-    path = last.group()
-    if path.startswith("/") and last.start() > 0 and not window[last.start() - 1].isascii():
-        local_start = _local_root_start(window, window[::-1], last.start(), 0)
-        if local_start is None:
-            return None
-        path = window[local_start : last.end()]
-    elif last.start() > 0 and window[last.start() - 1] in _TOKEN_BEFORE:
+    local_start = _local_root_start(window, None, last.start(), 0)
+    if local_start is None:
+        return None
+    path = window[local_start : last.end()]
+    if local_start > 0 and window[local_start - 1] in _TOKEN_BEFORE:
         return None
     if between.startswith('",') and window[last.start() - 1 : last.start()] == '"':
         return None  # a traceback's `File "x.py", line 12`: where an error was, not a citation

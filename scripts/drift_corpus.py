@@ -675,6 +675,7 @@ def build(
         "table",
         "phrase",
         "phrase-zh",
+        "phrase-github",
         "list",
         "diagram",
         "symbol",
@@ -743,6 +744,8 @@ def build(
                 out.append(f"See `{shown}` (lines {start}-{end}):")
             elif form == "phrase-zh":
                 out.append(f"代码位于 `{shown}`（第 {start}-{end} 行）：")
+            elif form == "phrase-github":
+                out.append(f"The code, `{shown}` (L{start}-L{end}):")
             ref_line = len(out)
             if form == "comment":
                 out += ["```python", f"# {shown}:{start}-{end}", *written_lines, "```", ""]
@@ -967,6 +970,7 @@ NONREF_LINES = [
     "It took 3 lines of code and 12 lines of config.",
     "第 3 章讲了 12 行代码，第 4 节更短。",
     "Ratio 3:1, scale 16:9, time 1:30:00.",
+    "An L2 loss, an L1-L2 norm, layers L12-L16; `loss.py` adds L2 regularization.",
     "See https://example.com/src/main.py#L10 for details.",
     "| step | 12-14 | fast |",
     "| epoch | time | loss |",

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from generator.kb.pages import parse_page
 from generator.model import RefForm
 from generator.refs.extract import ExtractOptions, extract_refs, scan
+from generator.refs.rewrite import rewrite_ref
 
 
 def refs_of(markdown: str, options: ExtractOptions | None = None, dedent: bool = True):
@@ -571,6 +572,55 @@ def test_a_path_in_brackets_after_a_lines_phrase(line, path, start, end):
     """Read nowhere before: no reference, no finding, no link."""
     ref = one(line + "\n")
     assert (ref.path, ref.start, ref.end, ref.style) == (path, start, end, "phrase")
+
+
+@pytest.mark.parametrize(
+    ("line", "path", "start", "end", "text"),
+    [
+        ("See `trainer.py` L36-L43 for the loop.", "trainer.py", 36, 43, "L36-L43"),
+        ("See trainer.py (L36-L43).", "trainer.py", 36, 43, "L36-L43"),
+        ("The loop is trainer.py L36-43.", "trainer.py", 36, 43, "L36-43"),
+        (
+            "- `lib/engine/trainer.py` (L36–L43): the loop",
+            "lib/engine/trainer.py",
+            36,
+            43,
+            "L36–L43",
+        ),
+        ("The loop at lib/trainer.py, L36-L43.", "lib/trainer.py", 36, 43, "L36-L43"),
+        ("见 `lib/trainer.py`（L36-L43）。", "lib/trainer.py", 36, 43, "L36-L43"),
+        ("`trainer.py` (L36) holds it.", "trainer.py", 36, 36, "L36"),
+        ("lib/trainer.py lines L36-L43", "lib/trainer.py", 36, 43, "36-L43"),
+    ],
+)
+def test_github_style_lines_right_after_a_path(line, path, start, end, text):
+    """``trainer.py (L36-L43)``, as LLM drafts copy GitHub's anchors, was read nowhere: the
+    lines went unchecked and unlinked."""
+    ref = one(line + "\n")
+    assert (ref.path, ref.start, ref.end, ref.text, ref.style) == (path, start, end, text, "phrase")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "L2 loss is used, see L1 cache and L40-L50 tiles.",
+        "Use an L2-L3 norm.",
+        "`loss.py` adds L2 regularization.",  # one line needs brackets: L2 is a norm
+        "`loss.py` (L2 norm) is used.",
+        "`loss.py` L2 norm.",
+        "`model.py` sets L-BFGS and LR1-2.",
+        "Layer L12-L16 in the paper.",
+        "Version L3.5 of `x.py` L3.5 is out.",
+        "`x.py` was rewritten; L36-L43 of the paper say why.",  # not right after the path
+    ],
+)
+def test_l_numbers_that_are_no_lines_of_a_path_stay_silent(line):
+    assert refs_of(line + "\n") == []
+
+
+def test_github_style_lines_are_renumbered_in_their_style():
+    ref = one("See `trainer.py` (L36-L43).\n")
+    assert rewrite_ref(ref, "trainer.py", "trainer.py", 40, 47) == "L40-L47"
 
 
 @pytest.mark.parametrize(

@@ -775,7 +775,8 @@ def test_a_name_apart_from_its_lines_is_written_as_its_repository_path(
         "# Apart\n\n| file | lines |\n|---|---|\n| `packing.py` | 37-47 |\n\n"
         "第 37-47 行（packing.py）是打包。\n\n"
         "Before (lines 37-47 of /Users/alice/src/minitrain/minitrain/data/packing.py), the "
-        "packer.\n\nBoth lines 37-47 of packing.py and lines 98-104 of packing.py.\n",
+        "packer.\n\nBoth lines 37-47 of packing.py and lines 98-104 of packing.py.\n\n"
+        "The packer, `packing.py` (L37-L47).\n",
         "utf-8",
     )
     assert run(str(notes), "--spec", "001-minitrain-knowledge-base") == 0
@@ -786,7 +787,8 @@ def test_a_name_apart_from_its_lines_is_written_as_its_repository_path(
         "# Apart\n\n| file | lines |\n|---|---|\n| `minitrain/data/packing.py` | 37-47 |\n\n"
         "第 37-47 行（minitrain/data/packing.py）是打包。\n\n"
         "Before (lines 37-47 of minitrain/data/packing.py), the packer.\n\n"
-        "Both lines 37-47 of packing.py and lines 98-104 of packing.py.\n"
+        "Both lines 37-47 of packing.py and lines 98-104 of packing.py.\n\n"
+        "The packer, `minitrain/data/packing.py` (L37-L47).\n"
     )
 
 

@@ -819,8 +819,8 @@ _RANGE_CELL = re.compile(
     re.VERBOSE,
 )
 _PHRASE_EN = re.compile(
-    r"""(?:(?<![A-Za-z])[Ll]ines?(?:[*_]*[ \t]*[:：][*_]*)?|\bll\.)[ \t]*(?P<start>\d{1,9})
-    (?:[ \t]*(?:[-–—~]|to|through|and)[ \t]*(?P<end>\d{1,9}))?(?![\d:.]\d)""",
+    r"""(?:(?<![A-Za-z])[Ll]ines?(?:[*_]*[ \t]*[:：][*_]*)?|\bll\.)[ \t]*L?(?P<start>\d{1,9})
+    (?:[ \t]*(?:[-–—~]|to|through|and)[ \t]*L?(?P<end>\d{1,9}))?(?![\d:.]\d)""",
     re.VERBOSE,
 )
 # Chinese ones end at 行: matched backwards from it, in the text just before.
@@ -833,6 +833,17 @@ _LINES_LABEL_ZH = re.compile(
     r"行号[*_]*[ \t]*[:：][*_]*[ \t]*(?P<start>\d{1,9})"
     r"(?:[ \t]*[-–—~至到][ \t]*(?P<end>\d{1,9}))?(?![\d:.]\d)"
 )
+# GitHub's way of writing lines, right after the path (`_L_LINES_GAP`): "trainer.py L36-L43",
+# "`trainer.py` (L36-43)"; one line only in brackets ("(L36)"), as "L2" alone is a norm.
+_L_LINES = re.compile(
+    r"""(?<![\w.#:/\-])L(?P<start>\d{1,9})(?:[ \t]*[-–—~][ \t]*L?(?P<end>\d{1,9}))?
+    (?!\w|\.\d|[ \t]*[-–—~:][ \t]*L?\d)""",
+    re.VERBOSE,
+)
+_L_LINES_GAP = re.compile(r"[`*_]*(?:[ \t]*[,，:：]?[ \t]+|[ \t]*(?P<bracket>[(（])[ \t]*)")
+"""All that may stand between a path and its ``L`` lines: they are no phrase to find a path
+in, and a path further off is no sign that ``L36`` means lines."""
+_L_LINES_CLOSE = re.compile(r"[ \t]*[)）]")
 # "lines 9-14 of `x.py`": the path after the phrase, joined to it by a preposition.
 _PATH_AFTER = re.compile(r"[ \t]+(?:of|in|from)[ \t]+(?P<tick>`?)(?P<path>[^\s`,;()]+)(?P=tick)")
 # "第 23 至 29 行（config.py）", "lines 9-14 (`x.py`)": the path in brackets right after.
@@ -857,7 +868,7 @@ def _split_records(
     taken = {(record[0], record[1]) for record in found}
     if "|" in text:
         records.extend(_table_records(layout, body, taken, consumed))
-    if "行" in text or "ine" in text or "ll." in text:
+    if "行" in text or "ine" in text or "ll." in text or "L" in text:
         records.extend(_phrase_records(layout, body, taken, consumed))
     if ":" in text or "：" in text:
         reversed_body = None
@@ -1021,20 +1032,27 @@ def _phrase_records(
     nearest file path before the phrase in its sentence, and nothing else in between that
     would claim it."""
     records: list[RefRecord] = []
-    found: list[tuple[int, int, int, int]] = []  # (begin, finish, start, end) of the numbers
+    # (begin, finish, start, end) of the numbers, and whether the path must be right before
+    found: list[tuple[int, int, int, int, bool]] = []
     start_at = layout.body_start
     if "ine" in body or "ll." in body:
         for match in _PHRASE_EN.finditer(body, start_at):
             start = int(match["start"])
             end = int(match["end"]) if match["end"] else start
             finish = match.end("end") if match["end"] else match.end("start")
-            found.append((match.start("start"), finish, start, end))
+            found.append((match.start("start"), finish, start, end, False))
+    if "L" in body:
+        for match in _L_LINES.finditer(body, start_at):
+            start = int(match["start"])
+            end = int(match["end"]) if match["end"] else start
+            finish = match.end("end") if match["end"] else match.end("start")
+            found.append((match.start(), finish, start, end, True))
     if "行号" in body:  # a label: "**文件**: `x.py` **行号**: 36-43"
         for match in _LINES_LABEL_ZH.finditer(body, start_at):
             start = int(match["start"])
             end = int(match["end"]) if match["end"] else start
             finish = match.end("end") if match["end"] else match.end("start")
-            found.append((match.start("start"), finish, start, end))
+            found.append((match.start("start"), finish, start, end, False))
     position = body.find("行", start_at)
     while position != -1:
         window_start = max(start_at, position - 40)
@@ -1046,16 +1064,16 @@ def _phrase_records(
             finish = match.end(last) if match[last] else match.end(first)
             if found and found[-1][0] == match.start(first):
                 found.pop()  # "第9行到第14行": the first 行 ended "第9行", the second the range
-            found.append((match.start(first), finish, start, end))
+            found.append((match.start(first), finish, start, end, False))
         position = body.find("行", position + 1)
     text = layout.text
-    for begin, finish, start, end in found:
+    for begin, finish, start, end, right_after_path in found:
         if layout.fence_at(begin) is not None:
             continue
         line, column = layout.position(begin)
         if (line, column) in taken:
             continue
-        after = _path_after(body, finish)
+        after = None if right_after_path else _path_after(body, finish)
         if after is not None and after[2]:
             # In brackets after the lines, a name may repeat the path written before them
             # (`slime/ray/rollout.py` 第 100-120 行（`rollout.py`）): the path says more.
@@ -1074,11 +1092,22 @@ def _phrase_records(
             if before is None:
                 continue
             path, between = before
+            if right_after_path and not _right_after_path(between, body, finish, start, end):
+                continue
             path_offset = window_start + len(window) - len(between) - len(path)
             symbol = _symbol_between(between)
         consumed.add(layout.position(path_offset))
         records.append(_apart(line, column, text[begin:finish], path, start, end, symbol, "phrase"))
     return records
+
+
+def _right_after_path(between: str, body: str, finish: int, start: int, end: int) -> bool:
+    """Whether ``L`` lines ending at ``finish``, with ``between`` them and the path before,
+    cite that path: nothing but `_L_LINES_GAP` between, and one line only in brackets."""
+    gap = _L_LINES_GAP.fullmatch(between)
+    if gap is None:
+        return False
+    return start != end or (gap["bracket"] is not None and _L_LINES_CLOSE.match(body, finish))
 
 
 def _path_after(body: str, finish: int) -> tuple[str, int, bool] | None:

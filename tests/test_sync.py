@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from generator.kb.pages import read_page
 from generator.sync.reanchor import DriftStatus, Reanchorer
 from generator.upstream.gitbuild import RepoBuilder, run_git
 from generator.upstream.gitstore import GitStore
@@ -420,6 +421,39 @@ def test_references_written_apart_from_their_path_follow_their_code(synced_kb):
     assert "pkg/core.py:1, 12." in page
     assert "`pkg/new_name.py`（第 1-2 行）" in page  # renamed: the path rewritten beside it
     assert "held_refs" not in page
+
+
+def test_a_path_written_once_for_several_references_moves_only_when_all_of_them_move(synced_kb):
+    """`pkg/core.py:16-17, 10-13`: gamma moved to another file, beta stayed. Rewriting the
+    path for gamma moved beta with it, to lines of a file that do not hold it; a lines phrase
+    sharing the path of the phrase before it had the same fate. The reference whose code left
+    is held; the others are renumbered where they are. When every one of them moved to one
+    file (a rename), the path is rewritten once for them all."""
+    root, _, target = synced_kb
+    (root / "docs" / "c.md").write_text(
+        "---\ntitle: C\nupstream: up\n---\n# C\n\n"
+        "Both: pkg/core.py:16-17, 10-13.\n\n"
+        "| 文件 | 行号 | 行号 |\n|---|---|---|\n| `pkg/core.py` | 16-17 | 10-13 |\n\n"
+        "Renamed: pkg/old_name.py:1-2, 2.\n\n"
+        "| 文件 | 行号 | 行号 |\n|---|---|---|\n| `pkg/old_name.py` | 1-2 | 2 |\n",
+        "utf-8",
+    )
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "c")
+    result = cli(root, "sync", "up", "--no-fetch", "--to", target)
+    assert result.returncode == 0, result.stderr
+    page = read_page(root / "docs" / "c.md")
+    assert page.body.split("\n\n")[1:] == [
+        "Both: pkg/core.py:16-17, 13-16.",
+        "| 文件 | 行号 | 行号 |\n|---|---|---|\n| `pkg/core.py` | 16-17 | 13-16 |",
+        "Renamed: pkg/new_name.py:1-2, 2.",
+        "| 文件 | 行号 | 行号 |\n|---|---|---|\n| `pkg/new_name.py` | 1-2 | 2 |\n",
+    ]
+    held = [(entry["ref"], entry["occurrence"]) for entry in page.meta["held_refs"]]
+    assert held == [("pkg/core.py:16-17", 1), ("16-17", 1)]
+    assert {entry["candidate"] for entry in page.meta["held_refs"][:2]} == {"pkg/other.py:4-5"}
+    check = cli(root, "verify", "docs/c.md")
+    assert check.returncode == 0, check.stdout
 
 
 # -- kills, full disks and read-only pages ----------------------------------------------------

@@ -12,13 +12,26 @@ not its path: moving it to another file is not expressible, and `rewrite_ref` sa
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 
 from generator.model import CodeRef, RefForm
 
 _NUMBER = re.compile(r"\d+")
 APART = frozenset({"table", "phrase", "list"})
 """Styles whose text is the lines alone, the path being written elsewhere."""
+
+
+def shared_paths(refs: Iterable[CodeRef]) -> dict[tuple[int, str], int]:
+    """The paths, as (line, path as written), that a line writes once for several of
+    ``refs``: a path that lines written apart from it take (``x.py:5-9, 12-16``; a table row
+    with two lines cells; ``in x.py, f (lines 5-9) and g (lines 12-16)``). Moving the path
+    moves them all: only when all of them moved to one file can it be rewritten. Each with how
+    many references share it."""
+    refs = list(refs)
+    apart = {(ref.line, ref.path) for ref in refs if ref.style in APART}
+    counts = Counter((ref.line, ref.path) for ref in refs if (ref.line, ref.path) in apart)
+    return {key: count for key, count in counts.items() if count > 1}
 
 
 def rewrite_ref(

@@ -33,11 +33,17 @@ from typing import Any
 from generator.files import atomic_write
 from generator.kb.pages import Page, load_page, render_page
 from generator.model import CodeRef, Evidence, Finding, RefForm, Severity, Upstream
-from generator.refs.extract import ExtractOptions, extract_headings, extract_refs, scan
+from generator.refs.extract import (
+    ExtractOptions,
+    MarkdownLayout,
+    extract_headings,
+    extract_refs,
+    scan,
+)
 from generator.refs.extract.evidence import collect_evidence
 from generator.refs.extract.refs import ref_records
 from generator.refs.resolve import PageContext, Resolver, page_context
-from generator.refs.rewrite import rewrite_apart, rewrite_ref
+from generator.refs.rewrite import APART, rewrite_apart, rewrite_ref, shared_paths
 from generator.sync.journal import Journal
 from generator.sync.reanchor import Drift, DriftStatus, Reanchorer
 from generator.upstream.manifest import ConfigError, Manifest, move_pin, moved_pin_bytes
@@ -335,6 +341,8 @@ def _plan_page(
     # The code the page quotes for its references: a quote the old lines do not hold makes a
     # reference as wrong there as an error of its own (`_contradicts`).
     evidence = collect_evidence(layout, records, weak=False) if verifier.proving else {}
+    shared = shared_paths(CodeRef(page.display, *record) for record in records)
+    together: dict[tuple[int, str], list[tuple[CodeRef, str, RefDrift]]] = {}
     for index, record in enumerate(records):
         ref = CodeRef(page.display, *record)
         occurrences[ref.text] += 1
@@ -422,45 +430,128 @@ def _plan_page(
             continue
         drift = reanchorer.classify(resolved.path, ref.start, ref.end, ref.symbol)
         record = RefDrift(ref.page, ref.line, ref.column, ref.text, drift, offset=offset)
+        if drift.status.rewritable and (ref.line, ref.path) in shared:
+            # Rewritten with the other references its path is written once for, after them.
+            together.setdefault((ref.line, ref.path), []).append((ref, resolved.path, record))
+            continue
         if drift.status.rewritable:
-            new_text = _rewritten(ref, resolved.path, drift, reanchorer)
-            if new_text is None:  # moved to another file, and the page writes the path apart
-                line_start, line_end = layout.line_bounds(layout.line_starts[ref.line - 1])
-                apart = rewrite_apart(
-                    layout.text[line_start:line_end],
-                    ref.column,
-                    ref,
-                    resolved.path,
-                    drift.new_path or resolved.path,
-                    drift.new_start or 0,
-                    drift.new_end or 0,
-                )
-                if apart is not None and not any(
-                    line_start + edit[0] < end and start < line_start + edit[1]
-                    for start, end, _ in plan.edits
-                    for edit in apart
-                ):
-                    for begin, finish, replacement in apart:
-                        plan.edits.append((line_start + begin, line_start + finish, replacement))
-                    record.new_text = apart[1][2]
-                    plan.drifts.append(record)
-                    continue
-                # The path is not once on its line: a person must update both.
-                drift = replace(
-                    drift,
-                    status=DriftStatus.CHANGED,
-                    reason=f"{drift.reason}; the page writes this reference's path apart from "
-                    "its lines, so both need updating by hand",
-                    candidates=[
-                        (drift.new_path or resolved.path, drift.new_start or 0, drift.new_end or 0)
-                    ],
-                )
-                record.drift = drift
-            elif new_text != ref.text:
-                record.new_text = new_text
-                plan.edits.append((offset, offset + len(ref.text), new_text))
+            _rewrite(plan, layout, ref, resolved.path, record, reanchorer)
         plan.drifts.append(record)
+    for key, group in together.items():
+        _rewrite_together(plan, layout, group, shared[key], reanchorer)
+    plan.drifts.sort(key=lambda drift: drift.offset)
     return plan
+
+
+def _rewrite(
+    plan: PagePlan,
+    layout: MarkdownLayout,
+    ref: CodeRef,
+    path: str,
+    record: RefDrift,
+    reanchorer: Reanchorer,
+    numbers_only: bool = False,
+) -> None:
+    """Rewrite ``ref`` (at ``path`` at the old commit) to where ``record``'s drift followed
+    its code, in the style it was written; hold it when the page writes its path apart from
+    its lines and that cannot be rewritten with them. ``numbers_only``: its path, written
+    apart, moves with another reference's rewrite."""
+    drift = record.drift
+    offset = record.offset
+    if numbers_only:
+        new_text = rewrite_ref(ref, path, path, drift.new_start, drift.new_end)
+    else:
+        new_text = _rewritten(ref, path, drift, reanchorer)
+    if new_text is None:  # moved to another file, and the page writes the path apart
+        line_start, line_end = layout.line_bounds(layout.line_starts[ref.line - 1])
+        apart = rewrite_apart(
+            layout.text[line_start:line_end],
+            ref.column,
+            ref,
+            path,
+            drift.new_path or path,
+            drift.new_start or 0,
+            drift.new_end or 0,
+        )
+        if apart is not None and not any(
+            line_start + edit[0] < end and start < line_start + edit[1]
+            for start, end, _ in plan.edits
+            for edit in apart
+        ):
+            for begin, finish, replacement in apart:
+                plan.edits.append((line_start + begin, line_start + finish, replacement))
+            record.new_text = apart[1][2]
+            return
+        # The path is not once on its line: a person must update both.
+        record.drift = _held_for(
+            drift,
+            path,
+            "the page writes this reference's path apart from its lines, so both need "
+            "updating by hand",
+        )
+    elif new_text != ref.text:
+        record.new_text = new_text
+        plan.edits.append((offset, offset + len(ref.text), new_text))
+
+
+def _rewrite_together(
+    plan: PagePlan,
+    layout: MarkdownLayout,
+    group: list[tuple[CodeRef, str, RefDrift]],
+    members: int,
+    reanchorer: Reanchorer,
+) -> None:
+    """Rewrite the references of ``group`` (each with its path at the old commit and its
+    drift), which a line writes one path for, as `shared_paths` found (``x.py:5-9, 12-16``,
+    a table row with two lines cells), ``members`` of them in all. Their lines move in place;
+    their path moves only when every one of them moves to the same other file, and it is
+    written once on the line. Else those moving to another file are held: moving the path
+    would move the others too."""
+    old_path = group[0][1]
+    targets = {record.drift.new_path or path for _, path, record in group}
+    line_start, line_end = layout.line_bounds(layout.line_starts[group[0][0].line - 1])
+    moved = targets != {old_path}
+    if moved and (
+        len(group) < members
+        or len(targets) > 1
+        or layout.text[line_start:line_end].count(group[0][0].path) != 1
+    ):
+        for ref, path, record in group:
+            if (record.drift.new_path or path) == path:
+                _rewrite(plan, layout, ref, path, record, reanchorer)
+            else:
+                record.drift = _held_for(
+                    record.drift,
+                    path,
+                    "the page writes this path once for several references on its line, and "
+                    "not all of them moved with it, so a person must update them",
+                )
+            plan.drifts.append(record)
+        return
+    # An inline reference writes the path in its own text; else the first written apart moves
+    # it, if it can (`rewrite_apart`): if not, none of them moves.
+    path_moved: bool | None = not moved or any(ref.style not in APART for ref, _, _ in group)
+    for ref, path, record in group:
+        if path_moved is None:
+            record.drift = _held_for(
+                record.drift, path, "its path, written apart from its lines, cannot be rewritten"
+            )
+        elif ref.style in APART and path_moved:
+            _rewrite(plan, layout, ref, path, record, reanchorer, numbers_only=True)
+        else:
+            _rewrite(plan, layout, ref, path, record, reanchorer)
+            path_moved = True if record.drift.status.rewritable else None
+        plan.drifts.append(record)
+
+
+def _held_for(drift: Drift, path: str, why: str) -> Drift:
+    """``drift``, which would have moved a reference, held instead because of ``why``."""
+    return replace(
+        drift,
+        status=DriftStatus.CHANGED,
+        reason=f"{drift.reason}; {why}",
+        candidates=[(drift.new_path or path, drift.new_start or 0, drift.new_end or 0)],
+    )
 
 
 def _right_at(

@@ -575,6 +575,48 @@ def test_a_path_in_brackets_after_a_lines_phrase(line, path, start, end):
 
 
 @pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            "In proj/alpha.py, the helper (lines 5-9) and compute (lines 900-910) live.",
+            [("proj/alpha.py", 5, 9), ("proj/alpha.py", 900, 910)],
+        ),
+        (
+            "在 proj/alpha.py 中，第 5 至 9 行是 helper，第 900 至 910 行是 compute。",
+            [("proj/alpha.py", 5, 9), ("proj/alpha.py", 900, 910)],
+        ),
+        (
+            "See lines 5-9 and 900-910 of proj/alpha.py.",
+            [("proj/alpha.py", 5, 9), ("proj/alpha.py", 900, 910)],
+        ),
+        (
+            "See lines 5-9, 12-16 and 20 of proj/alpha.py.",
+            [("proj/alpha.py", 5, 9), ("proj/alpha.py", 12, 16), ("proj/alpha.py", 20, 20)],
+        ),
+        (
+            "See proj/alpha.py (lines 5-9, 12-16).",
+            [("proj/alpha.py", 5, 9), ("proj/alpha.py", 12, 16)],
+        ),
+        (
+            "proj/alpha.py lines 5-9, and proj/beta.py lines 3-4.",
+            [("proj/alpha.py", 5, 9), ("proj/beta.py", 3, 4)],
+        ),
+        # What ends a sentence, a number or another path between two phrases keeps them apart.
+        (
+            "In proj/alpha.py, lines 5-9 hold the helper; lines 12-16 hold compute.",
+            [("proj/alpha.py", 5, 9)],
+        ),
+        ("In proj/alpha.py (lines 3-4), 12 of them run.", [("proj/alpha.py", 3, 4)]),
+        ("It took 3 lines of code and 12 lines of config.", []),
+    ],
+)
+def test_every_lines_phrase_of_a_sentence_takes_its_path(line, expected):
+    """Only the first phrase after a path was read: the second, in English or Chinese, and
+    ``lines 5-9 and 12-16 of x.py`` went unchecked, and sync left them at the old lines."""
+    assert [(r.path, r.start, r.end) for r in refs_of(line + "\n")] == expected
+
+
+@pytest.mark.parametrize(
     ("line", "path", "start", "end", "text"),
     [
         ("See `trainer.py` L36-L43 for the loop.", "trainer.py", 36, 43, "L36-L43"),

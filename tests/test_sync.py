@@ -434,8 +434,11 @@ def test_a_path_written_once_for_several_references_moves_only_when_all_of_them_
         "---\ntitle: C\nupstream: up\n---\n# C\n\n"
         "Both: pkg/core.py:16-17, 10-13.\n\n"
         "| 文件 | 行号 | 行号 |\n|---|---|---|\n| `pkg/core.py` | 16-17 | 10-13 |\n\n"
+        "In `pkg/core.py`, gamma (lines 16-17) and beta (lines 10-13).\n\n"
         "Renamed: pkg/old_name.py:1-2, 2.\n\n"
-        "| 文件 | 行号 | 行号 |\n|---|---|---|\n| `pkg/old_name.py` | 1-2 | 2 |\n",
+        "| 文件 | 行号 | 行号 |\n|---|---|---|\n| `pkg/old_name.py` | 1-2 | 2 |\n\n"
+        "In `pkg/old_name.py`, the function (lines 1-2) and its return (line 2).\n\n"
+        "See lines 1-2 and 2 of pkg/old_name.py.\n",
         "utf-8",
     )
     git(root, "add", "-A")
@@ -446,12 +449,22 @@ def test_a_path_written_once_for_several_references_moves_only_when_all_of_them_
     assert page.body.split("\n\n")[1:] == [
         "Both: pkg/core.py:16-17, 13-16.",
         "| 文件 | 行号 | 行号 |\n|---|---|---|\n| `pkg/core.py` | 16-17 | 13-16 |",
+        "In `pkg/core.py`, gamma (lines 16-17) and beta (lines 13-16).",
         "Renamed: pkg/new_name.py:1-2, 2.",
-        "| 文件 | 行号 | 行号 |\n|---|---|---|\n| `pkg/new_name.py` | 1-2 | 2 |\n",
+        "| 文件 | 行号 | 行号 |\n|---|---|---|\n| `pkg/new_name.py` | 1-2 | 2 |",
+        "In `pkg/new_name.py`, the function (lines 1-2) and its return (line 2).",
+        # The path after the lines cannot be rewritten with them: both are held.
+        "See lines 1-2 and 2 of pkg/old_name.py.\n",
     ]
     held = [(entry["ref"], entry["occurrence"]) for entry in page.meta["held_refs"]]
-    assert held == [("pkg/core.py:16-17", 1), ("16-17", 1)]
-    assert {entry["candidate"] for entry in page.meta["held_refs"][:2]} == {"pkg/other.py:4-5"}
+    assert held == [
+        ("pkg/core.py:16-17", 1),
+        ("16-17", 1),
+        ("16-17", 2),
+        ("1-2", 3),
+        ("2", 4),
+    ]
+    assert {entry["candidate"] for entry in page.meta["held_refs"][:3]} == {"pkg/other.py:4-5"}
     check = cli(root, "verify", "docs/c.md")
     assert check.returncode == 0, check.stdout
 

@@ -31,6 +31,7 @@ import keyword
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from generator.model import CodeRef, RefForm
 from generator.refs.extract.markdown import Fence, MarkdownLayout
@@ -1025,80 +1026,149 @@ def _table_header(layout: MarkdownLayout, body: str, row_start: int) -> list[str
     return None
 
 
+class _Lines(NamedTuple):
+    """Lines a phrase gives, apart from their path: where their numbers are (``begin`` to
+    ``finish``) and what they say; where the phrase's ranges begin and end, when it gives
+    several (``lines 5-9 and 12-16 of x.py``: each takes the path after the last); and whether
+    the path must be right before them (GitHub's ``L36-L43``)."""
+
+    begin: int
+    finish: int
+    start: int
+    end: int
+    first: int
+    last: int
+    right_after_path: bool = False
+
+
 def _phrase_records(
     layout: MarkdownLayout, body: str, taken: set[tuple[int, int]], consumed: set[tuple[int, int]]
 ) -> list[RefRecord]:
     """``x.py (lines 811-831)``, ``x.py（第 811-831 行）``, ``x.py 中 `f()` 的第 12 行``: the
     nearest file path before the phrase in its sentence, and nothing else in between that
-    would claim it."""
+    would claim it; or the path of the phrase before, when only words lie between them (``in
+    x.py, the helper (lines 5-9) and compute (lines 12-16)``)."""
     records: list[RefRecord] = []
-    # (begin, finish, start, end) of the numbers, and whether the path must be right before
-    found: list[tuple[int, int, int, int, bool]] = []
+    found: list[_Lines] = []
     start_at = layout.body_start
     if "ine" in body or "ll." in body:
         for match in _PHRASE_EN.finditer(body, start_at):
-            start = int(match["start"])
-            end = int(match["end"]) if match["end"] else start
-            finish = match.end("end") if match["end"] else match.end("start")
-            found.append((match.start("start"), finish, start, end, False))
+            found.extend(_listed_lines(body, match))
     if "L" in body:
         for match in _L_LINES.finditer(body, start_at):
-            start = int(match["start"])
-            end = int(match["end"]) if match["end"] else start
-            finish = match.end("end") if match["end"] else match.end("start")
-            found.append((match.start(), finish, start, end, True))
+            found.append(_lines_of(match, match.start(), right_after_path=True))
     if "行号" in body:  # a label: "**文件**: `x.py` **行号**: 36-43"
         for match in _LINES_LABEL_ZH.finditer(body, start_at):
-            start = int(match["start"])
-            end = int(match["end"]) if match["end"] else start
-            finish = match.end("end") if match["end"] else match.end("start")
-            found.append((match.start("start"), finish, start, end, False))
+            found.append(_lines_of(match, match.start("start")))
     position = body.find("行", start_at)
     while position != -1:
         window_start = max(start_at, position - 40)
         match = _PHRASE_ZH.search(body, window_start, position + 1)
         if match is not None:
-            first, last = ("start", "end") if match["start"] else ("rstart", "rend")
-            start = int(match[first])
-            end = int(match[last]) if match[last] else start
-            finish = match.end(last) if match[last] else match.end(first)
-            if found and found[-1][0] == match.start(first):
+            named = ("start", "end") if match["start"] else ("rstart", "rend")
+            lines = _lines_of(match, match.start(named[0]), named)
+            if found and found[-1].begin == lines.begin:
                 found.pop()  # "第9行到第14行": the first 行 ended "第9行", the second the range
-            found.append((match.start(first), finish, start, end, False))
+            found.append(lines)
         position = body.find("行", position + 1)
+    found.sort()
     text = layout.text
-    for begin, finish, start, end, right_after_path in found:
+    previous: tuple[int, int, str, int] | None = None  # line, finish, path, path offset
+    for lines in found:
+        begin, finish, start, end = lines.begin, lines.finish, lines.start, lines.end
         if layout.fence_at(begin) is not None:
             continue
         line, column = layout.position(begin)
         if (line, column) in taken:
             continue
-        after = None if right_after_path else _path_after(body, finish)
-        if after is not None and after[2]:
+        after = None if lines.right_after_path else _path_after(body, lines.last)
+        line_start, _ = layout.line_bounds(begin)
+        window_start = max(line_start, lines.first - _PHRASE_GAP - 200)
+        window = body[window_start : lines.first]
+        before = _path_before(window)
+        if (
+            after is not None
+            and after[2]
+            and before is not None
+            and before[0].endswith("/" + after[0])
+        ):
             # In brackets after the lines, a name may repeat the path written before them
             # (`slime/ray/rollout.py` 第 100-120 行（`rollout.py`）): the path says more.
-            line_start, _ = layout.line_bounds(begin)
-            before = _path_before(body[max(line_start, begin - _PHRASE_GAP - 200) : begin])
-            if before is not None and before[0].endswith("/" + after[0]):
-                after = None
+            after = None
         if after is not None:
             path, path_offset, _ = after
             symbol = None
-        else:
-            line_start, _ = layout.line_bounds(begin)
-            window_start = max(line_start, begin - _PHRASE_GAP - 200)
-            window = body[window_start:begin]
-            before = _path_before(window)
-            if before is None:
-                continue
+        elif before is not None and (
+            not lines.right_after_path or _right_after_path(before[1], body, finish, start, end)
+        ):
             path, between = before
-            if right_after_path and not _right_after_path(between, body, finish, start, end):
-                continue
             path_offset = window_start + len(window) - len(between) - len(path)
             symbol = _symbol_between(between)
+        elif (
+            previous is not None
+            and previous[0] == line
+            and not lines.right_after_path
+            and _only_words(body[previous[1] : lines.first])
+        ):
+            _, _, path, path_offset = previous
+            symbol = _symbol_between(body[previous[1] : lines.first])
+        else:
+            continue
         consumed.add(layout.position(path_offset))
         records.append(_apart(line, column, text[begin:finish], path, start, end, symbol, "phrase"))
+        previous = (line, finish, path, path_offset)
     return records
+
+
+def _lines_of(
+    match: re.Match[str],
+    begin: int,
+    named: tuple[str, str] = ("start", "end"),
+    right_after_path: bool = False,
+) -> _Lines:
+    """The lines of a phrase's ``match``, whose numbers start at ``begin``: the groups
+    ``named`` hold its first and last line."""
+    first, last = named
+    start = int(match[first])
+    end = int(match[last]) if match[last] else start
+    finish = match.end(last) if match[last] else match.end(first)
+    return _Lines(begin, finish, start, end, begin, finish, right_after_path)
+
+
+_MORE_LINES = re.compile(
+    r"""[ \t]*(?:,[ \t]*(?:and[ \t]+)?|and[ \t]+|&[ \t]*)(?P<start>\d{1,9})
+    (?:[ \t]*[-–—~][ \t]*(?P<end>\d{1,9}))?(?![\d:.]\d)""",
+    re.VERBOSE,
+)
+"""A further range of an English lines phrase: ``lines 5-9, 12-16 and 20``."""
+_CLAUSE_END = re.compile(r"[ \t]*(?:[.;:,)）。；：，]|$)", re.MULTILINE)
+
+
+def _listed_lines(body: str, match: re.Match[str]) -> list[_Lines]:
+    """The lines of an English phrase, one `_Lines` a range: further ranges count when a
+    path follows them (``lines 5-9 and 12-16 of x.py``) or the clause ends after them, so
+    that ``lines 3-4, 12 of them`` stays one range."""
+    listed = [_lines_of(match, match.start("start"))]
+    position = listed[0].finish
+    while (more := _MORE_LINES.match(body, position)) is not None:
+        listed.append(_lines_of(more, more.start("start")))
+        position = more.end()
+    while len(listed) > 1 and not (
+        _path_after(body, listed[-1].finish) or _CLAUSE_END.match(body, listed[-1].finish)
+    ):
+        listed.pop()
+    first, last = listed[0].begin, listed[-1].finish
+    return [lines._replace(first=first, last=last) for lines in listed]
+
+
+def _only_words(between: str) -> bool:
+    """Whether ``between``, the text from a phrase to the next on its line, leaves the path
+    of the first to the second: short, with no end of sentence, number or other path."""
+    return (
+        len(between) <= _PHRASE_GAP
+        and _PHRASE_STOP.search(between) is None
+        and _FILE_TOKEN.search(between) is None
+    )
 
 
 def _right_after_path(between: str, body: str, finish: int, start: int, end: int) -> bool:

@@ -46,6 +46,28 @@ def test_strict_fails_on_warnings_only(lib_kb):
     assert lib_kb.cli("verify", "docs", "--strict").returncode == 1
 
 
+def test_list_refs_in_text_lists_every_reference_before_the_findings(broken_kb):
+    """It did nothing without --format json, and said nothing about it."""
+    result = broken_kb.cli("verify", "docs", "--list-refs")
+    assert result.returncode == 1
+    pin = broken_kb.pin[:7]
+    listed = result.stdout.splitlines()[:3]
+    assert [line.split(": ", 1)[1] for line in listed] == [
+        f"lib/core.py:6-7 -> lib@{pin} lib/core.py:6-7 (inline): ok",
+        f"lib/core.py:99 -> lib@{pin} lib/core.py:99 (inline): error (range-outside-file)",
+        "torch/x.py:1 -> torch/x.py:1 (inline): warning (unattributed)",
+    ]
+    assert listed[1].startswith("docs/a.md:3:27: ")
+    assert "error[range-outside-file]" in result.stdout  # the findings follow
+
+
+def test_list_refs_is_refused_with_github_annotations(broken_kb):
+    result = broken_kb.cli("verify", "docs", "--list-refs", "--format", "github")
+    assert result.returncode == 2
+    assert "--list-refs lists references in text or JSON" in result.stderr
+    assert result.stdout == ""
+
+
 def test_json_schema_and_list_refs(broken_kb):
     result = broken_kb.cli("verify", "docs", "--format", "json", "--list-refs")
     assert result.returncode == 1

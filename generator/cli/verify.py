@@ -41,7 +41,8 @@ def add_verify_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--list-refs",
         action="store_true",
-        help="with --format json, also list every reference found, not only broken ones",
+        help="also list every reference found, not only broken ones: where each leads and "
+        'its status (in text, one a line, before the findings; in JSON, under "refs")',
     )
     parser.add_argument("--strict", action="store_true", help="fail on warnings too")
     parser.add_argument(
@@ -103,7 +104,13 @@ def verify_parser(prog: str) -> argparse.ArgumentParser:
 
 def run_verify(args: argparse.Namespace) -> int:
     from generator.verification.pipeline import Report, verify
-    from generator.verification.report import format_fixes, format_github, format_text, write_json
+    from generator.verification.report import (
+        format_fixes,
+        format_github,
+        format_refs,
+        format_text,
+        write_json,
+    )
 
     if args.list_checks:
         for check in CHECKS.values():
@@ -112,6 +119,11 @@ def run_verify(args: argparse.Namespace) -> int:
     if args.dry_run and not args.fix:
         raise ConfigError(
             "--dry-run goes with --fix", hint="add --fix to see what it would rewrite"
+        )
+    if args.list_refs and args.format == "github":
+        raise ConfigError(
+            "--list-refs lists references in text or JSON, not as GitHub annotations",
+            hint="use --format text or --format json with --list-refs",
         )
     progress = ProgressLine()
 
@@ -150,6 +162,8 @@ def run_verify(args: argparse.Namespace) -> int:
     elif args.format == "github":
         sys.stdout.write(format_github(report))
     else:
+        if args.list_refs:
+            sys.stdout.write(format_refs(report))
         sys.stdout.write(format_text(report, colour=use_colour(args.color)))
     return report.exit_code(strict=args.strict)
 

@@ -125,6 +125,26 @@ def report_json(report: Report, list_refs: bool = False, lazy: bool = False) -> 
     return data
 
 
+def format_refs(report: Report) -> str:
+    """Every reference found, one a line, for people: where it is, as written, where it
+    leads and what was found of it (``--list-refs`` in text)."""
+    lines = []
+    for resolved in report.refs:
+        ref = resolved.ref
+        path = resolved.path if resolved.path is not None else ref.path
+        lines_cited = "" if ref.start is None else f":{ref.start}"
+        if ref.end is not None and ref.end != ref.start:
+            lines_cited += f"-{ref.end}"
+        where = f"{resolved.upstream}@{resolved.commit[:7]} " if resolved.commit else ""
+        checks = ", ".join(finding.check for finding in resolved.findings)
+        lines.append(
+            f"{printable(ref.page)}:{ref.line}:{ref.column}: {printable(ref.text)} -> "
+            f"{where}{printable(path)}{lines_cited} ({ref.style}): {resolved.status}"
+            + (f" ({checks})" if checks else "")
+        )
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
 def format_fixes(fixes: FixResult) -> str:
     """One line per rewrite (and per proven fix left alone, with why), then a summary."""
     verb = "would rewrite" if fixes.dry_run else "rewrote"

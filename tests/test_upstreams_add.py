@@ -102,7 +102,7 @@ def test_a_failed_add_leaves_the_manifest_and_the_cache_as_they_were(
     ("name", "url", "message"),
     [
         ("bad", "ext::sh -c touch% /tmp/owned", "git's ext:: transport"),
-        ("../up", "/tmp/x", "not a valid upstream name"),
+        ("../up", "/tmp/x", "upstreams.yaml: upstreams: '../up' is not a valid upstream name"),
         # With git's own reason, which it writes where the progress goes.
         ("x", "/no/such/repository", "could not clone /no/such/repository: fatal: repository"),
     ],
@@ -117,6 +117,39 @@ def test_a_bad_declaration_is_refused_before_anything_is_written(fresh, name, ur
     assert not (fresh / ".cache" / "upstreams").exists() or not any(
         (fresh / ".cache" / "upstreams").iterdir()
     )
+
+
+def test_an_empty_prefix_is_refused_as_it_would_claim_every_bare_name(fresh, demo_clones):
+    """Accepted, it routed every bare name of every page to this upstream, which lacked them:
+    a clean knowledge base turned red."""
+    before = (fresh / "upstreams.yaml").read_bytes()
+    result = kb(fresh, "upstreams", "add", "mt", str(demo_clones / "minitrain"), "--prefix", "")
+    assert result.returncode == 2
+    assert (
+        "error: upstreams.yaml: upstreams.mt.prefixes: an empty prefix claims every path"
+    ) in result.stderr  # (no line: the entry tried is not in the file)
+    assert "found by its bare name" in result.stderr
+    assert (fresh / "upstreams.yaml").read_bytes() == before
+
+
+def test_a_failed_add_into_an_empty_directory_leaves_it_empty(fresh, demo_clones):
+    clone = fresh / ".cache" / "upstreams" / "minitrain"
+    clone.mkdir(parents=True)
+    source = str(demo_clones / "minitrain")
+    result = kb(fresh, "upstreams", "add", "minitrain", source, "--pin", "deadbeef")
+    assert result.returncode == 2
+    assert clone.is_dir() and list(clone.iterdir()) == []
+
+
+def test_pin_from_pages_citing_nothing_of_the_upstream_says_what_to_check(fresh, demo_clones):
+    (fresh / "empty").mkdir()
+    (fresh / "empty" / "a.md").write_text("# Nothing\n\nNo code here.\n", "utf-8")
+    source = str(demo_clones / "minitrain")
+    result = kb(fresh, "upstreams", "add", "minitrain", source, "--pin-from", "empty")
+    assert result.returncode == 2
+    assert "the pages cite no code of 'minitrain'" in result.stderr
+    assert "--upstream" not in result.stderr  # not an option of upstreams add
+    assert "kb verify --list-refs" in result.stderr
 
 
 def test_adding_twice_and_removing_what_is_not_there_are_clear_errors(fresh, demo_clones):

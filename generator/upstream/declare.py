@@ -95,7 +95,9 @@ def add_upstream(
     with _Candidate(manifest.path, _dump(document)) as candidate:
         declared = candidate.manifest.upstreams[new.name]
     assert declared.clone_dir is not None
-    cloning = not declared.clone_dir.exists()
+    clone_dir = declared.clone_dir
+    was_empty = clone_dir.is_dir() and not any(clone_dir.iterdir())
+    cloning = was_empty or not clone_dir.exists()
     try:
         try:
             fetched = fetch_upstream(candidate.manifest, declared, notify)
@@ -129,10 +131,23 @@ def add_upstream(
             pass  # valid as it will be written
         atomic_write(manifest.path, text.encode("utf-8"))
     except BaseException:
-        if cloning:  # made by this run, for nothing
-            shutil.rmtree(declared.clone_dir, ignore_errors=True)
+        if cloning:  # made by this run, for nothing; a directory made before stays, empty
+            _remove_clone(clone_dir, keep_directory=was_empty)
         raise
     return Added(new.name, pin, fetched, pinned_by, declared.branch)
+
+
+def _remove_clone(directory: Path, keep_directory: bool) -> None:
+    """Remove the clone ``upstreams add`` made in ``directory``: all of it, or, for a directory
+    that was there empty before, what it holds."""
+    if not keep_directory:
+        shutil.rmtree(directory, ignore_errors=True)
+        return
+    for entry in directory.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
 
 
 def _as_given(error: ConfigError) -> ConfigError:
@@ -253,10 +268,10 @@ class _Candidate:
             self.manifest = load_manifest(self.file)
         except ConfigError as error:
             self.file.unlink(missing_ok=True)
+            # Its line is one of the text tried, which was not written: the file has another.
             raise ConfigError(
                 error.message,
                 file=os.path.relpath(self._real),
-                line=error.line,
                 key=error.key,
                 hint=error.hint,
             ) from None

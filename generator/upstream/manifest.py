@@ -247,6 +247,14 @@ def _upstream(name: str, node: yaml.Node, manifest: Manifest, display: str) -> U
     if url_problem:
         raise manifest.error(url_problem, f"{where}.url", _CLONE_URL_HINT)
     prefixes = tuple(_directory(prefix) for prefix in values.get("prefixes", [f"{name}/"]))
+    if "" in prefixes:
+        # It would claim every path, bare names included, which are then never searched for.
+        raise manifest.error(
+            "an empty prefix claims every path, for this upstream alone",
+            f"{where}.prefixes",
+            "give directories (`megatron/`); a file at the repository's root is found by its "
+            "bare name (`setup.py:3`), which every upstream is searched for",
+        )
     search_roots = tuple(_directory(root) for root in values.get("search_roots", []))
     web_url = values.get("web_url")
     if web_url is None:

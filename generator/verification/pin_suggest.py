@@ -132,7 +132,12 @@ def suggest_pin(
                 "the pages cite no code of "
                 + (f"'{upstream}'" if upstream else "any configured upstream")
                 + " with a path the history can follow",
-                hint="pass --upstream NAME, or check the pages' references",
+                hint=(
+                    "check that the pages cite its files with line ranges; `kb verify "
+                    "--list-refs` shows where each reference leads"
+                    if upstream
+                    else "pass --upstream NAME, or check the pages' references"
+                ),
             )
         target = manifest.upstreams[name]
         store = verifier.resolver.store(target)

@@ -128,14 +128,25 @@ def test_a_scaffolded_pr_deep_dive_has_the_prompts_sections_and_asks_for_its_dia
     assert numbers == ["2.1", "4.2", "4.3", "5"]
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("kind", sorted(set(KIND_SECTIONS) & set(PAGE_KINDS)))
-def test_a_new_page_has_every_section_its_kind_requires_in_order(root, kind):
-    created = new_page(root, root / "docs", kind=kind, spec="001", title=f"A new {kind}")
+def test_a_new_page_has_every_section_its_kind_requires_in_order(root, kind, lang):
+    created = new_page(root, root / "docs", kind=kind, spec="001", title=f"A new {kind}", lang=lang)
     page = read_page(created.path)
     status = section_status(kind, page_headings(page.body))
     assert status is not None
     assert [state.section.name for state in status.missing] == []
     assert status.out_of_order == []
+
+
+@pytest.mark.parametrize("kind", sorted(PAGE_KINDS))
+def test_a_chinese_page_gets_its_section_headings_in_chinese(root, kind):
+    """`kb new page --lang zh` wrote English headings; `kb source --lang zh` and the PR
+    drafts write Chinese ones."""
+    created = new_page(root, root / "docs", kind=kind, spec="001", title="新页面", lang="zh")
+    headings = [h.text for h in page_headings(read_page(created.path).body)][1:]
+    assert headings
+    assert all(re.search(r"[\u4e00-\u9fff]", text) for text in headings), headings
 
 
 def test_a_page_titled_in_chinese_is_named_and_marked_in_chinese(tmp_path):

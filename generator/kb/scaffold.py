@@ -57,6 +57,21 @@ _BODIES: dict[str, str] = {
     "learning-path": "## Reading order\n\n## Step by step\n\n## Where to go next\n",
     "index": "## What is covered\n\n## Learning paths\n",
 }
+_BODIES_ZH: dict[str, str] = {
+    # The headings `kb pr --lang zh`, `kb review` and `kb source --lang zh` write, which the
+    # section checks read (`generator.kb.sections`).
+    "pr-deep-dive": "## 1. 概要（TL;DR）\n\n## 2. 全局视角\n\n### 2.1 架构前后对比\n\n"
+    "### 2.2 变更范围\n\n## 3. 设计原理\n\n### 3.1 问题背景\n\n### 3.2 解决方案\n\n"
+    "### 3.3 关键设计点\n\n## 4. 执行路径深入分析\n\n### 4.1 入口\n\n### 4.2 调用链\n\n"
+    "### 4.3 数据流\n\n### 4.4 核心代码解读\n\n## 5. 模块关系\n\n## 6. 风险与边界情况\n\n"
+    "## 7. 速查\n\n### 7.1 文件变更汇总\n\n### 7.2 关键函数索引\n\n### 7.3 相关代码指引\n",
+    "review": "## 1. 概要\n\n## 2. 测试验证\n\n## 3. 问题\n\n### P0 — 严重\n\n### P1 — 重要\n\n"
+    "### P2 — 建议\n\n### P3 — 细节\n\n## 4. 向作者提问\n\n## 5. GitHub 评审评论\n",
+    "source-analysis": "## 1. 概述\n\n## 2. 大纲\n\n## 3. 类关系\n\n## 4. 逐段解读\n\n"
+    "## 5. 注意事项与待解问题\n",
+    "learning-path": "## 阅读顺序\n\n## 逐步学习\n\n## 下一步\n",
+    "index": "## 涵盖内容\n\n## 学习路径\n",
+}
 
 _DEFAULT_SPEC_TEMPLATE = """---
 status: {status}
@@ -305,7 +320,8 @@ def new_page(
     if upstream:
         meta["upstream"] = upstream
     override = root / ".lean-spec" / "templates" / "pages" / f"{kind}.md"
-    body = override.read_text("utf-8") if override.is_file() else _BODIES[kind]
+    bodies = _BODIES_ZH if lang.lower().startswith("zh") else _BODIES
+    body = override.read_text("utf-8") if override.is_file() else bodies[kind]
     body = _fill(body, {"title": title, "spec": found.id, "kind": kind})
     front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, default_flow_style=None)
     text = f"---\n{front}---\n\n# {title}\n\n{body}"

@@ -617,6 +617,24 @@ def test_every_lines_phrase_of_a_sentence_takes_its_path(line, expected):
 
 
 @pytest.mark.parametrize(
+    ("line", "symbols"),
+    [
+        # The name after the first range is that range's: not the second one's.
+        ("在 buffer.py 中，第 65 至 71 行是 `get_batches`，第 47 至 51 行是 `add`。", [None, None]),
+        (
+            "在 buffer.py 中，`get_batches` 在第 65 至 71 行，`add()` 在第 47 至 51 行。",
+            ["get_batches", "add"],
+        ),
+        ("`proj/alpha.py` (lines 5-9) calls `helper()` (lines 12-16).", [None, "helper"]),
+    ],
+)
+def test_a_phrase_taking_the_path_before_takes_only_a_name_right_before_it(line, symbols):
+    """A second phrase took the name between it and the first one, which the first one's
+    lines hold: `get_batches` was checked in 47-51 and failed the build."""
+    assert [ref.symbol for ref in refs_of(line + "\n")] == symbols
+
+
+@pytest.mark.parametrize(
     ("line", "path", "start", "end", "text"),
     [
         ("See `trainer.py` L36-L43 for the loop.", "trainer.py", 36, 43, "L36-L43"),

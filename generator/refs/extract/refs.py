@@ -1111,13 +1111,22 @@ def _phrase_records(
             and _only_words(body[previous[1] : lines.first])
         ):
             _, _, path, path_offset = previous
-            symbol = _symbol_between(body[previous[1] : lines.first])
+            # A name right before the phrase is its own (`g()` (lines 12-16)); one further
+            # back is the first one's (第 5 至 9 行是 `f`，第 12 至 16 行是 `g`).
+            named = _NAME_RIGHT_BEFORE.search(body, previous[1], lines.first)
+            symbol = _symbol_in(named[1]) if named else None
         else:
             continue
         consumed.add(layout.position(path_offset))
         records.append(_apart(line, column, text[begin:finish], path, start, end, symbol, "phrase"))
         previous = (line, finish, path, path_offset)
     return records
+
+
+_NAME_RIGHT_BEFORE = re.compile(
+    r"`([^`\n]+)`[ \t]*[(（]?[ \t]*(?:[Ll]ines?|ll\.|(?:在|位于|见|于)?[ \t]*第)?[ \t]*$"
+)
+"""A code span right before a lines phrase (``g()` (lines``), whose name the lines cite."""
 
 
 def _lines_of(

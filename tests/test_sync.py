@@ -20,6 +20,7 @@ from generator.kb.pages import read_page
 from generator.sync.reanchor import DriftStatus, Reanchorer
 from generator.upstream.gitbuild import RepoBuilder, run_git
 from generator.upstream.gitstore import GitStore
+from generator.upstream.manifest import load_manifest
 from tests.conftest import ROOT
 
 BASE = {
@@ -161,6 +162,11 @@ def synced_kb(tmp_path, history):
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "kb")
     return root, old, target
+
+
+def synced_kb_upstream(root: Path) -> Path:
+    """The clone the knowledge base of `synced_kb` cites (the history's repository itself)."""
+    return Path(load_manifest(root / "upstreams.yaml").upstreams["up"].url)
 
 
 def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -467,6 +473,17 @@ def test_a_path_written_once_for_several_references_moves_only_when_all_of_them_
     assert {entry["candidate"] for entry in page.meta["held_refs"][:3]} == {"pkg/other.py:4-5"}
     check = cli(root, "verify", "docs/c.md")
     assert check.returncode == 0, check.stdout
+    # The next sync would release the held reference to where its code went, moving the path
+    # the renumbered one still needs.
+    git(root, "commit", "-q", "-am", "synced")
+    later = RepoBuilder(path=synced_kb_upstream(root)).commit(
+        {"pkg/unrelated.py": "x = 1\n"}, "later", date="2025-01-03T00:00:00+00:00"
+    )
+    again = cli(root, "sync", "up", "--no-fetch", "--to", later)
+    assert again.returncode == 0, again.stderr
+    page = read_page(root / "docs" / "c.md")
+    assert page.body.split("\n\n")[1] == "Both: pkg/core.py:16-17, 13-16."
+    assert ("pkg/core.py:16-17", 1) in [(e["ref"], e["occurrence"]) for e in page.meta["held_refs"]]
 
 
 # -- kills, full disks and read-only pages ----------------------------------------------------

@@ -354,7 +354,14 @@ def _plan_page(
             if entry.get("upstream") != upstream.name:
                 continue
             if reanchorer_from is not None and _release(
-                plan, ref, offset, held_index, context, resolver, reanchorer_from(entry)
+                plan,
+                ref,
+                offset,
+                held_index,
+                context,
+                resolver,
+                reanchorer_from(entry),
+                shared=(ref.line, ref.path) in shared,
             ):
                 continue
             if entry.get("candidate"):
@@ -612,10 +619,13 @@ def _release(
     context: PageContext,
     resolver: Resolver,
     since_held: Reanchorer | None,
+    shared: bool = False,
 ) -> bool:
     """Rewrite a held reference whose code is at the target exactly as it was at the commit it
     was held at (followed through the history in between, as any reference is): it is no
-    longer held. False when it stays held."""
+    longer held. False when it stays held; and when its line writes its path once for other
+    references too (``shared``: `shared_paths`) and the code is in another file now, as the
+    path cannot move for it alone."""
     if since_held is None or ref.start is None or ref.end is None:
         return False
     held = context.held.get((ref.text, plan.page.meta["held_refs"][index].get("occurrence", 1)))
@@ -626,6 +636,8 @@ def _release(
         return False
     drift = since_held.classify(resolved.path, ref.start, ref.end, ref.symbol)
     if not drift.status.rewritable:
+        return False
+    if shared and (drift.new_path or resolved.path) != resolved.path:
         return False
     new_text = _rewritten(ref, resolved.path, drift, since_held)
     if new_text is None:

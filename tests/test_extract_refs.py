@@ -608,6 +608,24 @@ def test_a_path_in_brackets_after_a_lines_phrase(line, path, start, end):
         ),
         ("In proj/alpha.py (lines 3-4), 12 of them run.", [("proj/alpha.py", 3, 4)]),
         ("It took 3 lines of code and 12 lines of config.", []),
+        # Other words than a conjunction and a name: the next phrase may be about anything.
+        ("See `setup.py` (lines 5-9) and the `Makefile` (lines 3-4).", [("setup.py", 5, 9)]),
+        (
+            "`pkg/core.py` (lines 9-13) builds it and the log then shows lines 10-11 of output.",
+            [("pkg/core.py", 9, 13)],
+        ),
+        ("`x.py` (lines 3-4) and the proof in Appendix B (lines 12-16).", [("x.py", 3, 4)]),
+        ("Lines 5-9 of x.py and lines 12-16 of the diff.", [("x.py", 5, 9)]),
+        ("在 `x.py` 第 10-20 行实现了 forward，而调用方在第 50 行。", [("x.py", 10, 20)]),
+        ("对应 `x.py` 第 3 行和论文伪代码的第 5 行", [("x.py", 3, 3)]),
+        ("x.py lines 3-4 of `train()` do it.", [("x.py", 3, 4)]),
+        # "and" lists lines, "between ... and" gives a range.
+        ("See lines 5 and 20 of x.py.", [("x.py", 5, 5), ("x.py", 20, 20)]),
+        ("See lines 5 and 12-16 of x.py.", [("x.py", 5, 5), ("x.py", 12, 16)]),
+        ("It is between lines 5 and 20 of x.py.", [("x.py", 5, 20)]),
+        # A list is one when a path or a bracket closes it: not a year after it.
+        ("x.py lines 10 and 20, 2024.", [("x.py", 10, 10)]),
+        ("x.py (lines 5-9, 12)", [("x.py", 5, 9), ("x.py", 12, 12)]),
     ],
 )
 def test_every_lines_phrase_of_a_sentence_takes_its_path(line, expected):
@@ -625,7 +643,7 @@ def test_every_lines_phrase_of_a_sentence_takes_its_path(line, expected):
             "在 buffer.py 中，`get_batches` 在第 65 至 71 行，`add()` 在第 47 至 51 行。",
             ["get_batches", "add"],
         ),
-        ("`proj/alpha.py` (lines 5-9) calls `helper()` (lines 12-16).", [None, "helper"]),
+        ("`proj/alpha.py` (lines 5-9) and `helper()` (lines 12-16).", [None, "helper"]),
     ],
 )
 def test_a_phrase_taking_the_path_before_takes_only_a_name_right_before_it(line, symbols):
@@ -637,7 +655,6 @@ def test_a_phrase_taking_the_path_before_takes_only_a_name_right_before_it(line,
 @pytest.mark.parametrize(
     ("line", "path", "start", "end", "text"),
     [
-        ("See `trainer.py` L36-L43 for the loop.", "trainer.py", 36, 43, "L36-L43"),
         ("See trainer.py (L36-L43).", "trainer.py", 36, 43, "L36-L43"),
         ("The loop is trainer.py L36-43.", "trainer.py", 36, 43, "L36-43"),
         (
@@ -649,7 +666,6 @@ def test_a_phrase_taking_the_path_before_takes_only_a_name_right_before_it(line,
         ),
         ("The loop at lib/trainer.py, L36-L43.", "lib/trainer.py", 36, 43, "L36-L43"),
         ("见 `lib/trainer.py`（L36-L43）。", "lib/trainer.py", 36, 43, "L36-L43"),
-        ("`trainer.py` (L36) holds it.", "trainer.py", 36, 36, "L36"),
         ("lib/trainer.py lines L36-L43", "lib/trainer.py", 36, 43, "36-L43"),
     ],
 )
@@ -658,6 +674,21 @@ def test_github_style_lines_right_after_a_path(line, path, start, end, text):
     lines went unchecked and unlinked."""
     ref = one(line + "\n")
     assert (ref.path, ref.start, ref.end, ref.text, ref.style) == (path, start, end, text, "phrase")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "packing.py：98～103",
+        "`packing.py:98〜103`",
+        "| `packing.py` | 98～103 |",
+        "packing.py 第 98～103 行",
+    ],
+)
+def test_full_width_tildes_join_a_range(line):
+    """``98～103`` was read as line 98 alone, with no finding."""
+    ref = one(line + "\n")
+    assert (ref.path, ref.start, ref.end) == ("packing.py", 98, 103)
 
 
 @pytest.mark.parametrize(
@@ -672,6 +703,12 @@ def test_github_style_lines_right_after_a_path(line, path, start, end, text):
         "Layer L12-L16 in the paper.",
         "Version L3.5 of `x.py` L3.5 is out.",
         "`x.py` was rewritten; L36-L43 of the paper say why.",  # not right after the path
+        "Implemented in `loss.py`: L1-L2 regularization.",  # a word after: a norm
+        "The file train.py, L1-L2 regularization.",
+        "`config.yaml` L1-L3 cache sizes.",  # not a code file
+        "`model.py` L12-L16 are frozen layers.",
+        "`model.py`: L0-L11 encoder layers.",
+        "`loss.py` (L2) is used.",  # one line: a norm as often as a line
     ],
 )
 def test_l_numbers_that_are_no_lines_of_a_path_stay_silent(line):

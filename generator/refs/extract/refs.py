@@ -139,8 +139,8 @@ _PATH_CHARS = r"A-Za-z0-9_.+\-"
 _RANGE_AT = re.compile(
     r"""
     [:：\#](?:(?<=\#)L(?P<hstart>\d+)|(?<!\#)L?(?P<start>\d+))(?:C\d+)?
-    (?:[-–—~]L?(?P<end>\d+)(?:C\d+)?)?
-    (?![A-Za-z0-9]|_+[A-Za-z0-9]|\.\d|[:：]\d|[-–—~]\d)  # end of the token; not 10:5
+    (?:[-–—~～〜]L?(?P<end>\d+)(?:C\d+)?)?
+    (?![A-Za-z0-9]|_+[A-Za-z0-9]|\.\d|[:：]\d|[-–—~～〜]\d)  # end of the token; not 10:5
     # (`_a.py:12_` is emphasis: an underscore may end it, not one that goes on to a word)
     """,
     re.VERBOSE,
@@ -721,7 +721,9 @@ def _symbol_in(code: str) -> str | None:
 
 _LIST_SEPARATORS = frozenset(",，、")
 _LISTED = re.compile(
-    r"""[ \t]*[,，、][ \t]*(?:L|\#L)?(?P<start>\d{1,9})(?:[ \t]*[-–—~][ \t]*L?(?P<end>\d{1,9}))?"""
+    r"""[ \t]*[,，、][ \t]*(?:L|\#L)?(?P<start>\d{1,9})
+    (?:[ \t]*[-–—~～〜][ \t]*L?(?P<end>\d{1,9}))?""",
+    re.VERBOSE,
 )
 # What may follow the last number of a list of lines: not a word, a time or a version.
 _LIST_END = re.compile(
@@ -816,35 +818,40 @@ _SYMBOL_AFTER = re.compile(
 )
 _RANGE_CELL = re.compile(
     r"""\|(?P<cell>[ \t]*`?\#?L?(?P<start>\d{1,9})
-    (?:[ \t]*[-–—~][ \t]*L?(?P<end>\d{1,9}))?`?[ \t]*)(?=\|)""",
+    (?:[ \t]*[-–—~～〜][ \t]*L?(?P<end>\d{1,9}))?`?[ \t]*)(?=\|)""",
     re.VERBOSE,
 )
 _PHRASE_EN = re.compile(
     r"""(?:(?<![A-Za-z])[Ll]ines?(?:[*_]*[ \t]*[:：][*_]*)?|\bll\.)[ \t]*L?(?P<start>\d{1,9})
-    (?:[ \t]*(?:[-–—~]|to|through|and)[ \t]*L?(?P<end>\d{1,9}))?(?![\d:.]\d)""",
+    (?:[ \t]*(?P<to>[-–—~～〜]|to|through|and)[ \t]*L?(?P<end>\d{1,9}))?
+    (?!\d|[:.]\d|[ \t]*[-–—~～〜][ \t]*\d)""",
     re.VERBOSE,
 )
 # Chinese ones end at 行: matched backwards from it, in the text just before.
 _PHRASE_ZH = re.compile(
-    r"""(?:第[ \t]*(?P<start>\d{1,9})(?:[ \t]*行?[ \t]*[-–—~至到][ \t]*第?[ \t]*(?P<end>\d{1,9}))?
-    |(?<![\d.:])(?P<rstart>\d{1,9})(?:[ \t]*[-–—~][ \t]*(?P<rend>\d{1,9}))?)[ \t]*行$""",
+    r"""(?:第[ \t]*(?P<start>\d{1,9})
+    (?:[ \t]*行?[ \t]*[-–—~～〜至到][ \t]*第?[ \t]*(?P<end>\d{1,9}))?
+    |(?<![\d.:])(?P<rstart>\d{1,9})(?:[ \t]*[-–—~～〜][ \t]*(?P<rend>\d{1,9}))?)[ \t]*行$""",
     re.VERBOSE,
 )
 _LINES_LABEL_ZH = re.compile(
     r"行号[*_]*[ \t]*[:：][*_]*[ \t]*(?P<start>\d{1,9})"
-    r"(?:[ \t]*[-–—~至到][ \t]*(?P<end>\d{1,9}))?(?![\d:.]\d)"
+    r"(?:[ \t]*[-–—~～〜至到][ \t]*(?P<end>\d{1,9}))?(?![\d:.]\d)"
 )
-# GitHub's way of writing lines, right after the path (`_L_LINES_GAP`): "trainer.py L36-L43",
-# "`trainer.py` (L36-43)"; one line only in brackets ("(L36)"), as "L2" alone is a norm.
+# GitHub's way of writing lines, right after the path (`_L_LINES_GAP`): "trainer.py (L36-L43)",
+# "trainer.py L36-43.": a range, from line 1 on, of a code file (`_right_after_path`); one line
+# alone is no citation, as L2 is a norm and L1-L3 caches are named so.
 _L_LINES = re.compile(
-    r"""(?<![\w.#:/\-])L(?P<start>\d{1,9})(?:[ \t]*[-–—~][ \t]*L?(?P<end>\d{1,9}))?
-    (?!\w|\.\d|[ \t]*[-–—~:][ \t]*L?\d)""",
+    r"""(?<![\w.#:/\-])L(?P<start>[1-9]\d{0,8})[ \t]*[-–—~～〜][ \t]*L?(?P<end>\d{1,9})
+    (?!\w|\.\d|[ \t]*[-–—~～〜:][ \t]*L?\d)""",
     re.VERBOSE,
 )
 _L_LINES_GAP = re.compile(r"[`*_]*(?:[ \t]*[,，:：]?[ \t]+|[ \t]*(?P<bracket>[(（])[ \t]*)")
 """All that may stand between a path and its ``L`` lines: they are no phrase to find a path
 in, and a path further off is no sign that ``L36`` means lines."""
-_L_LINES_CLOSE = re.compile(r"[ \t]*[)）]")
+_L_LINES_END = re.compile(r"[ \t]*(?:[)）]|[.,;:。，；：](?!\w)|$)", re.MULTILINE)
+"""What follows ``L`` lines that cite: a bracket closing, or the end of the clause (``L1-L2
+regularization`` names a norm)."""
 # "lines 9-14 of `x.py`": the path after the phrase, joined to it by a preposition.
 _PATH_AFTER = re.compile(r"[ \t]+(?:of|in|from)[ \t]+(?P<tick>`?)(?P<path>[^\s`,;()]+)(?P=tick)")
 # "第 23 至 29 行（config.py）", "lines 9-14 (`x.py`)": the path in brackets right after.
@@ -1082,6 +1089,8 @@ def _phrase_records(
         if (line, column) in taken:
             continue
         after = None if lines.right_after_path else _path_after(body, lines.last)
+        if after is None and not lines.right_after_path and _names_other_than_a_file(body, lines):
+            continue
         line_start, _ = layout.line_bounds(begin)
         window_start = max(line_start, lines.first - _PHRASE_GAP - 200)
         window = body[window_start : lines.first]
@@ -1099,7 +1108,7 @@ def _phrase_records(
             path, path_offset, _ = after
             symbol = None
         elif before is not None and (
-            not lines.right_after_path or _right_after_path(before[1], body, finish, start, end)
+            not lines.right_after_path or _right_after_path(before[1], before[0], body, finish)
         ):
             path, between = before
             path_offset = window_start + len(window) - len(between) - len(path)
@@ -1108,7 +1117,7 @@ def _phrase_records(
             previous is not None
             and previous[0] == line
             and not lines.right_after_path
-            and _only_words(body[previous[1] : lines.first])
+            and _continues(body, previous[1], lines.first)
         ):
             _, _, path, path_offset = previous
             # A name right before the phrase is its own (`g()` (lines 12-16)); one further
@@ -1121,6 +1130,31 @@ def _phrase_records(
         records.append(_apart(line, column, text[begin:finish], path, start, end, symbol, "phrase"))
         previous = (line, finish, path, path_offset)
     return records
+
+
+_NAME = r"(?:(?:the|its|their|a|an)[ \t]+)?(?:`[^`\n]+`|[A-Za-z_]\w*(?:\(\))?)"
+"""A name a lines phrase may have beside it in a sentence (``compute``, ``its return``,
+``the `f()```)."""
+_CHAIN_GAP = re.compile(
+    rf"""[ \t]*(?:行[ \t]*(?:是|为)?)?[ \t]*{_NAME}?[ \t]*[)）]?[ \t]*  # 行是 `f`, or (lines 5-9)
+    (?:,|，|、|and|&|以及|和|及)[ \t]*(?:and[ \t]+)?               # a conjunction
+    {_NAME}?[ \t]*(?:在|位于)?[ \t]*[(（]?[ \t]*(?:[Ll]ines?|ll\.|第)?[ \t]*""",
+    re.VERBOSE,
+)
+"""What may lie between a lines phrase and the next one on its line for the next to take the
+path of the first: a conjunction, and at most a name on either side (``the helper (lines 5-9)
+and compute (lines 12-16)``, ``第 5 至 9 行是 `f`，第 12 至 16 行``). Other words (``and the log
+then shows lines 3-4``, ``而调用方在第 50 行``) may be about anything."""
+
+
+def _continues(body: str, finish: int, begin: int) -> bool:
+    """Whether the lines phrase starting at ``begin`` goes on from the one ending at
+    ``finish``: `_CHAIN_GAP` between, naming no file (``and the `Makefile` (lines 3-4)``)."""
+    gap = _CHAIN_GAP.fullmatch(body, finish, begin)
+    return gap is not None and not any(
+        name in KNOWN_NAMES or _FILE_TOKEN.fullmatch(name)
+        for name in re.findall(r"`([^`\n]+)`", gap.group())
+    )
 
 
 _NAME_RIGHT_BEFORE = re.compile(
@@ -1146,47 +1180,59 @@ def _lines_of(
 
 _MORE_LINES = re.compile(
     r"""[ \t]*(?:,[ \t]*(?:and[ \t]+)?|and[ \t]+|&[ \t]*)(?P<start>\d{1,9})
-    (?:[ \t]*[-–—~][ \t]*(?P<end>\d{1,9}))?(?![\d:.]\d)""",
+    (?:[ \t]*[-–—~～〜][ \t]*(?P<end>\d{1,9}))?(?![\d:.]\d)""",
     re.VERBOSE,
 )
 """A further range of an English lines phrase: ``lines 5-9, 12-16 and 20``."""
-_CLAUSE_END = re.compile(r"[ \t]*(?:[.;:,)）。；：，]|$)", re.MULTILINE)
+_LIST_CLOSED = re.compile(r"[ \t]*[)）]")
 
 
 def _listed_lines(body: str, match: re.Match[str]) -> list[_Lines]:
-    """The lines of an English phrase, one `_Lines` a range: further ranges count when a
-    path follows them (``lines 5-9 and 12-16 of x.py``) or the clause ends after them, so
-    that ``lines 3-4, 12 of them`` stays one range."""
-    listed = [_lines_of(match, match.start("start"))]
-    position = listed[0].finish
+    """The lines of an English phrase, one `_Lines` a range. Further ranges count when a
+    path follows them (``lines 5-9 and 12-16 of x.py``) or a bracket closes on them
+    (``(lines 5-9, 12-16)``): else ``lines 10 and 20, 2024`` would cite line 2024. ``lines 5
+    and 20`` lists two lines; ``between lines 5 and 20`` is a range."""
+    if match["to"] == "and" and body[max(0, match.start() - 8) : match.start()].lower() != (
+        "between "
+    ):
+        start, end = int(match["start"]), int(match["end"])
+        first = match.start("start")
+        listed = [
+            _Lines(first, match.end("start"), start, start, first, match.end("start")),
+            _Lines(match.start("end"), match.end("end"), end, end, first, match.end("end")),
+        ]
+    else:
+        listed = [_lines_of(match, match.start("start"))]
+    position = listed[-1].finish
     while (more := _MORE_LINES.match(body, position)) is not None:
         listed.append(_lines_of(more, more.start("start")))
         position = more.end()
-    while len(listed) > 1 and not (
-        _path_after(body, listed[-1].finish) or _CLAUSE_END.match(body, listed[-1].finish)
+    if len(listed) > 1 and not (
+        _path_after(body, listed[-1].finish) or _LIST_CLOSED.match(body, listed[-1].finish)
     ):
-        listed.pop()
-    first, last = listed[0].begin, listed[-1].finish
-    return [lines._replace(first=first, last=last) for lines in listed]
+        listed = listed[:1]
+    list_begin, list_finish = listed[0].begin, listed[-1].finish
+    return [lines._replace(first=list_begin, last=list_finish) for lines in listed]
 
 
-def _only_words(between: str) -> bool:
-    """Whether ``between``, the text from a phrase to the next on its line, leaves the path
-    of the first to the second: short, with no end of sentence, number or other path."""
+def _right_after_path(between: str, path: str, body: str, finish: int) -> bool:
+    """Whether ``L`` lines ending at ``finish``, with ``between`` them and ``path`` before,
+    cite that path: a code file, nothing but `_L_LINES_GAP` between, and a bracket or the
+    end of the clause after."""
+    extension = _EXTENSION.search(path)
     return (
-        len(between) <= _PHRASE_GAP
-        and _PHRASE_STOP.search(between) is None
-        and _FILE_TOKEN.search(between) is None
+        extension is not None
+        and extension.group(1).lower() in _CODE_EXTENSIONS
+        and _L_LINES_GAP.fullmatch(between) is not None
+        and _L_LINES_END.match(body, finish) is not None
     )
 
 
-def _right_after_path(between: str, body: str, finish: int, start: int, end: int) -> bool:
-    """Whether ``L`` lines ending at ``finish``, with ``between`` them and the path before,
-    cite that path: nothing but `_L_LINES_GAP` between, and one line only in brackets."""
-    gap = _L_LINES_GAP.fullmatch(between)
-    if gap is None:
-        return False
-    return start != end or (gap["bracket"] is not None and _L_LINES_CLOSE.match(body, finish))
+def _names_other_than_a_file(body: str, lines: _Lines) -> bool:
+    """Whether the phrase says whose lines they are, in a plain word that names no file
+    (``lines 12-16 of the diff``, ``lines 3-4 of output``): then a path before is not theirs."""
+    match = _PATH_AFTER.match(body, lines.last)
+    return match is not None and not match["tick"] and not _is_file_token(match["path"])
 
 
 def _path_after(body: str, finish: int) -> tuple[str, int, bool] | None:

@@ -164,6 +164,24 @@ def synced_kb(tmp_path, history):
     return root, old, target
 
 
+def test_a_reference_writing_its_own_path_moves_beside_lines_that_take_another(synced_kb):
+    """The phrase's lines take the code span's path; the reference after it writes its own
+    (the same path, further on): it was held with them, though moving it moves nothing else."""
+    root, _, target = synced_kb
+    (root / "docs" / "c.md").write_text(
+        "---\ntitle: C\nupstream: up\n---\n# C\n\n"
+        "`pkg/core.py` (lines 10-13); then pkg/core.py:16-17.\n",
+        "utf-8",
+    )
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "c")
+    result = cli(root, "sync", "up", "--no-fetch", "--to", target)
+    assert result.returncode == 0, result.stderr
+    page = read_page(root / "docs" / "c.md")
+    assert page.body.split("\n\n")[1] == "`pkg/core.py` (lines 13-16); then pkg/other.py:4-5.\n"
+    assert "held_refs" not in page.meta
+
+
 def synced_kb_upstream(root: Path) -> Path:
     """The clone the knowledge base of `synced_kb` cites (the history's repository itself)."""
     return Path(load_manifest(root / "upstreams.yaml").upstreams["up"].url)

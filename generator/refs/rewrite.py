@@ -29,9 +29,24 @@ def shared_paths(refs: Iterable[CodeRef]) -> dict[tuple[int, str], int]:
     moves them all: only when all of them moved to one file can it be rewritten. Each with how
     many references share it."""
     refs = list(refs)
-    apart = {(ref.line, ref.path) for ref in refs if ref.style in APART}
-    counts = Counter((ref.line, ref.path) for ref in refs if (ref.line, ref.path) in apart)
+    # A listed line takes the path of a reference written whole before it; lines in a table
+    # cell or a phrase take a path that is no reference of its own.
+    listed = {(ref.line, ref.path) for ref in refs if ref.style == "list"}
+    counts = Counter(
+        (ref.line, ref.path) for ref in refs if ref.style in APART or (ref.line, ref.path) in listed
+    )
     return {key: count for key, count in counts.items() if count > 1}
+
+
+def written_once(line: str, path: str) -> bool:
+    """Whether ``path`` is written once on ``line`` as a path of its own (``core.py`` is not
+    written in ``pkg/core.py``)."""
+    return len(_written_at(line, path)) == 1
+
+
+def _written_at(text: str, path: str) -> list[int]:
+    """Where ``path`` is written in ``text`` as a path of its own, not as a part of another."""
+    return [m.start() for m in re.finditer(rf"(?<![\w./~-]){re.escape(path)}(?![\w/])", text)]
 
 
 def rewrite_ref(
@@ -112,10 +127,10 @@ def rewrite_apart(
     if ref.style not in APART or ref.start is None:
         return None
     offset = column - 1
-    before = line[:offset]
-    if before.count(ref.path) != 1:
+    written = _written_at(line[:offset], ref.path)
+    if len(written) != 1:
         return None
-    at = before.index(ref.path)
+    at = written[0]
     moved = _moved_path(ref, ref.path, old_path, new_path)
     numbers = _renumber(ref.text, start, end)
     return [(at, at + len(ref.path), moved), (offset, offset + len(ref.text), numbers)]

@@ -43,7 +43,13 @@ from generator.refs.extract import (
 from generator.refs.extract.evidence import collect_evidence
 from generator.refs.extract.refs import ref_records
 from generator.refs.resolve import PageContext, Resolver, page_context
-from generator.refs.rewrite import APART, rewrite_apart, rewrite_ref, shared_paths
+from generator.refs.rewrite import (
+    APART,
+    rewrite_apart,
+    rewrite_ref,
+    shared_paths,
+    written_once,
+)
 from generator.sync.journal import Journal
 from generator.sync.reanchor import Drift, DriftStatus, Reanchorer
 from generator.upstream.manifest import ConfigError, Manifest, move_pin, moved_pin_bytes
@@ -521,7 +527,7 @@ def _rewrite_together(
     if moved and (
         len(group) < members
         or len(targets) > 1
-        or layout.text[line_start:line_end].count(group[0][0].path) != 1
+        or not written_once(layout.text[line_start:line_end], group[0][0].path)
     ):
         for ref, path, record in group:
             if (record.drift.new_path or path) == path:
@@ -531,7 +537,7 @@ def _rewrite_together(
                     record.drift,
                     path,
                     "the page writes this path once for several references on its line, and "
-                    "not all of them moved with it, so a person must update them",
+                    "they do not all move to the same file, so a person must update them",
                 )
             plan.drifts.append(record)
         return

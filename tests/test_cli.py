@@ -58,6 +58,9 @@ def test_list_refs_in_text_lists_every_reference_before_the_findings(broken_kb):
         "torch/x.py:1 -> torch/x.py:1 (inline): warning (unattributed)",
     ]
     assert listed[1].startswith("docs/a.md:3:27: ")
+    broken_kb.page("b.md", "`lib/core.py::Beta.gamma`\n")
+    symbol = broken_kb.cli("verify", "docs/b.md", "--list-refs").stdout.splitlines()
+    assert f"lib/core.py::Beta.gamma -> lib@{pin} lib/core.py Beta.gamma (symbol): ok" in symbol[0]
     assert "error[range-outside-file]" in result.stdout  # the findings follow
 
 

@@ -96,7 +96,10 @@ def add_upstream(
         declared = candidate.manifest.upstreams[new.name]
     assert declared.clone_dir is not None
     clone_dir = declared.clone_dir
-    was_empty = clone_dir.is_dir() and not any(clone_dir.iterdir())
+    try:
+        was_empty = clone_dir.is_dir() and not any(clone_dir.iterdir())
+    except OSError:  # unreadable: git says so when it clones into it, and nothing is removed
+        was_empty = False
     cloning = was_empty or not clone_dir.exists()
     try:
         try:

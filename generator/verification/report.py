@@ -136,10 +136,11 @@ def format_refs(report: Report) -> str:
         if ref.end is not None and ref.end != ref.start:
             lines_cited += f"-{ref.end}"
         where = f"{resolved.upstream}@{resolved.commit[:7]} " if resolved.commit else ""
+        named = f" {printable(ref.symbol)}" if ref.symbol else ""
         checks = ", ".join(finding.check for finding in resolved.findings)
         lines.append(
             f"{printable(ref.page)}:{ref.line}:{ref.column}: {printable(ref.text)} -> "
-            f"{where}{printable(path)}{lines_cited} ({ref.style}): {resolved.status}"
+            f"{where}{printable(path)}{lines_cited}{named} ({ref.style}): {resolved.status}"
             + (f" ({checks})" if checks else "")
         )
     return "\n".join(lines) + ("\n" if lines else "")

@@ -620,6 +620,66 @@ def test_a_quote_cited_at_lines_holding_none_of_it_is_an_error(actor_kb: KB) -> 
     assert findings(actor_kb) == []
 
 
+TWO_ACTORS = {
+    "lib/fsdp.py": (
+        "class FSDPActor:\n"
+        "    def forward_backward(self, batch):\n"
+        "        loss = self.model(batch).mean()\n"
+        "        loss.backward()\n"
+        "        return loss\n"
+    ),
+    "lib/megatron.py": (
+        "class MegatronActor:\n"
+        "    def loss_func(self, output, labels):\n"
+        "        logits = output.float()\n"
+        "        losses = cross_entropy(logits, labels, reduction='none')\n"
+        "        masked = losses * self.loss_mask\n"
+        "        return masked.sum() / self.loss_mask.sum()\n"
+    ),
+}
+LOSS_QUOTE = """\
+```python
+def loss_func(self, output, labels):
+    logits = output.float()
+    losses = cross_entropy(logits, labels, reduction='none')
+    masked = losses * self.loss_mask
+    return masked.sum() / self.loss_mask.sum()
+```"""
+
+
+def test_a_quote_in_another_file_not_holding_the_named_function_gets_no_fix(kb: KB) -> None:
+    """The page names `forward_backward` beside a FSDP range and quotes the Megatron loss:
+    --fix moved the reference into the Megatron file, where the page then said
+    `forward_backward` lives, and the error became a warning."""
+    repo = kb.new_upstream("lib")
+    pin = repo.commit(TWO_ACTORS, "Two actors")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    kb.page("a.md", f"The loss is in `forward_backward` (lib/fsdp.py:2-5):\n\n{LOSS_QUOTE}\n")
+    (finding,) = findings(kb, "quote-elsewhere")
+    assert "it is in 'lib/megatron.py' at 2-6, which does not hold `forward_backward`" in (
+        finding.message
+    )
+    assert finding.fix is None
+    # Without a name that disagrees, the quote's file is the fix.
+    kb.page("a.md", f"The loss (lib/fsdp.py:2-5):\n\n{LOSS_QUOTE}\n")
+    (finding,) = findings(kb, "quote-elsewhere")
+    assert finding.fix == ("lib/megatron.py", 2, 6)
+
+
+def test_a_name_the_sentence_gives_the_cited_lines_keeps_a_quote_of_others_from_a_fix(
+    actor_kb: KB,
+) -> None:
+    """`wake_up()` starts the sentence, words stand between it and the reference, and the
+    quote is of `sleep`: the cited lines were right and --fix moved them onto `sleep`."""
+    actor_kb.page(
+        "a.md",
+        f"`wake_up()` 把权重搬回 GPU，再回收内存（lib/actor.py:24-27）：\n\n{SLEEP_QUOTE}\n",
+    )
+    (finding,) = findings(actor_kb, "quote-elsewhere")
+    assert "which does not hold `wake_up`, the symbol the page names" in finding.message
+    assert finding.fix is None
+
+
 def test_a_quote_and_a_symbol_that_disagree_get_no_fix(actor_kb: KB) -> None:
     """The page names `wake_up()` but quotes `sleep()`, at lines holding neither: moving the
     range to the quote would leave the name wrong. The finding says both, and offers no fix;

@@ -139,7 +139,7 @@ class Prover:
                 findings.extend(self._quote_moved(ref, target, evidence.quote))
             return findings
         if evidence.quote is not None:
-            findings.extend(self._prove_quote(ref, target, evidence.quote))
+            findings.extend(self._prove_quote(ref, target, evidence.quote, evidence.names))
         if evidence.names and not findings and not ref.symbol and 1 <= ref.start <= ref.end:
             # (A symbol named right next to the reference is the stronger claim, checked by
             # the resolver: the sentence's other names may be its callers or callees.)
@@ -148,7 +148,9 @@ class Prover:
 
     # -- quotes ---------------------------------------------------------------------------
 
-    def _prove_quote(self, ref: CodeRef, target: _Target, quote: Quote) -> list[Finding]:
+    def _prove_quote(
+        self, ref: CodeRef, target: _Target, quote: Quote, names: tuple[str, ...] = ()
+    ) -> list[Finding]:
         assert ref.start is not None and ref.end is not None
         if quote.unterminated or target.blob.is_binary or quote.text.count("\n") >= MAX_QUOTE_LINES:
             problem = _unchecked_reason(quote, target)
@@ -213,7 +215,7 @@ class Prover:
                         )
                     ]
                 fix = Fix(target.path, *_fixed_range(ref, place))
-                named = _named_elsewhere(ref, target.blob, place)
+                named = _named_elsewhere(ref, names, target.blob, target.blob, place)
                 if named is not None:
                     # The quote and the symbol the page names disagree: which one is right,
                     # a person knows; a rewrite would only trade one error for the other.
@@ -257,6 +259,30 @@ class Prover:
         unique = _unique(others, prepared)
         if unique is not None:
             path, place = unique
+            there = self._blob_at(target, path)
+            named = (
+                None if there is None else _named_elsewhere(ref, names, target.blob, there, place)
+            )
+            if there is None or named is not None:
+                # Which one is right, the quote or the name the page gives, a person knows.
+                return [
+                    self._finding(
+                        ref,
+                        target,
+                        "quote-elsewhere",
+                        f"{where} is not in '{target.path}' at {_at(target)}; it is in "
+                        f"'{path}' at {_span(place)}"
+                        + (
+                            f", which does not hold `{named}`, the symbol the page names"
+                            if named
+                            else ""
+                        ),
+                        f"cite the lines of `{named}` or those of the quote, and make the "
+                        "other agree"
+                        if named
+                        else "cite the one meant",
+                    )
+                ]
             fix = Fix(path, *_fixed_range(ref, place))
             return [
                 self._finding(
@@ -371,6 +397,14 @@ class Prover:
             markers = comment_markers(path.rsplit(".", 1)[-1])
             index = self._indexes[key] = FileIndex(blob.lines, markers)
         return index
+
+    def _blob_at(self, target: _Target, path: str) -> BlobText | None:
+        """The file ``path`` at the target's commit (None for none, a link or a submodule)."""
+        store = self.stores.store(target.upstream)
+        entry = store.entry(target.commit, path)
+        if entry is None or entry.kind != "blob" or entry.is_symlink:
+            return None
+        return store.blob(entry.sha)
 
     def _in_other_files(
         self, prepared: PreparedQuote, target: _Target
@@ -611,16 +645,37 @@ def _unchecked_reason(quote: Quote, target: _Target) -> str | None:
     return None
 
 
-def _named_elsewhere(ref: CodeRef, blob: BlobText, place: Placement) -> str | None:
-    """The symbol the page names beside the reference when the quote's place neither lies in
-    a definition of it nor uses it (in code), else None."""
-    if not ref.symbol or blob.is_binary:
+def _named_elsewhere(
+    ref: CodeRef, names: tuple[str, ...], cited: BlobText, there: BlobText, place: Placement
+) -> str | None:
+    """The name the page gives the code that the quote's place (in ``there``) neither lies
+    in a definition of nor uses, so that moving the reference there would trade one error
+    for another: the symbol named beside the reference; or, with none, a name of its
+    sentence (``names``) that the cited lines (in ``cited``) hold. None when they agree."""
+    if there.is_binary:
         return None
-    name = ref.symbol.replace("::", ".").rsplit(".", 1)[-1]
-    if blob.occurs_in_code(name, place.first, place.last):
-        return None
-    spans = symbol_definitions(blob.line_tuple, ref.symbol)
-    return None if any(a <= place.first and place.last <= b for a, b in spans) else name
+    if ref.symbol:
+        return None if _holds(there, ref.symbol, place.first, place.last) else _last(ref.symbol)
+    assert ref.start is not None and ref.end is not None
+    for name in names:
+        if cited.occurs_in_code(_last(name), ref.start, ref.end) and not _holds(
+            there, name, place.first, place.last
+        ):
+            return _last(name)
+    return None
+
+
+def _last(symbol: str) -> str:
+    return symbol.replace("::", ".").rsplit(".", 1)[-1]
+
+
+def _holds(blob: BlobText, symbol: str, first: int, last: int) -> bool:
+    """Whether lines ``first..last`` of ``blob`` use ``symbol`` in code or lie in one of its
+    definitions."""
+    if blob.occurs_in_code(_last(symbol), first, last):
+        return True
+    spans = symbol_definitions(blob.line_tuple, symbol)
+    return any(a <= first and last <= b for a, b in spans)
 
 
 def _fixed_range(ref: CodeRef, place: Placement) -> tuple[int, int]:

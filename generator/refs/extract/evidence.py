@@ -506,7 +506,9 @@ def _names(
         line_end = text.find("\n", offset)
         low = bisect.bisect_left(starts, line_starts[record[0] - 1])
         high = bisect.bisect_left(starts, line_end if line_end != -1 else len(text), low)
-        if high - low < (2 if record[7] is None else 3):
+        holding = bisect.bisect_right(starts, offset, low, high) - 1
+        in_span = holding >= low and offset < spans[holding].end()
+        if high - low < in_span + (1 if record[7] is None else 2):
             continue
         sentence_start, sentence_end = _sentence(layout, offset)
         # A sentence naming several references cannot say which one its names belong to.

@@ -314,6 +314,45 @@ def test_a_qualified_symbol_at_another_class_method_is_an_error(actor_kb: KB) ->
     assert finding.suggestion == "it is defined at lib/actor.py:15-22"
 
 
+CLASSES = {
+    "lib/base.py": "class Base:\n    def save(self, path):\n        self.dump(path)\n"
+    "        return path\n",
+    "lib/fsdp.py": "from lib.base import Base\n\n\nclass FSDP(Base):\n    pass\n\n\n"
+    "class Deep(FSDP, metaclass=Meta):\n    pass\n",
+    "lib/megatron.py": "class Megatron:\n    def save(self, path):\n        self.write(path)\n"
+    "        return path\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("cited", "wrong"),
+    [
+        ("`FSDP.save` (lib/megatron.py:2-4)", True),  # another class's method, not inherited
+        ("`Nowhere.save` (lib/megatron.py:2-4)", True),  # a class the upstream lacks
+        ("`FSDP.save` (lib/base.py:2-4)", False),  # inherited from Base
+        ("`Deep.save` (lib/base.py:2-4)", False),  # from Base, through FSDP
+        ("`Megatron.save` (lib/megatron.py:2-4)", False),
+    ],
+)
+def test_a_method_named_with_a_class_that_neither_defines_nor_inherits_it(
+    kb: KB, cited: str, wrong: bool
+) -> None:
+    """`FSDPActor.save_checkpoint` cited at `MegatronActor.save_checkpoint`, in a file with
+    no `FSDPActor`, passed: only the method's own name was looked for."""
+    repo = kb.new_upstream("lib")
+    pin = repo.commit(CLASSES, "Classes")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    kb.page("a.md", cited + "\n")
+    found = findings(kb)
+    if not wrong:
+        assert found == []
+        return
+    (finding,) = found
+    assert finding.check == "symbol-not-in-range"
+    assert "range 2-4 of 'lib/megatron.py'" in finding.message
+    assert "holds `Megatron.save`, not" in finding.message
+
+
 def test_a_name_only_in_a_docstring_is_said_so(actor_kb: KB) -> None:
     actor_kb.page("a.md", "`wake_up()` 实现（lib/actor.py:15-16）\n")
     (finding,) = findings(actor_kb)

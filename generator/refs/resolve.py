@@ -1116,6 +1116,19 @@ class Resolver:
                     "it is defined at " + _spans_text(path, spans),
                 )
                 return
+        if owner and not spans and python:
+            holder = _class_holding(blob.line_tuple, name, ref.start, ref.end)
+            if holder is not None and holder != owner and not self._inherits(result, owner, holder):
+                # `FSDPActor.save_checkpoint` cited at `MegatronActor.save_checkpoint`, in a
+                # file without `FSDPActor`, which does not inherit the method there.
+                self._add(
+                    result,
+                    "symbol-not-in-range",
+                    f"{_range_words(ref)} of '{path}' at {at} holds `{holder}.{name}`, not "
+                    f"`{ref.symbol}`",
+                    f"'{path}' defines no `{owner}`; cite the lines of `{ref.symbol}`",
+                )
+                return
         # In Python, a name in a comment or docstring does not count: `wake_up`'s docstring
         # mentioning `sleep` does not make lines of `wake_up` a reference to `sleep()`.
         if (python and blob.occurs_in_code(name, ref.start, ref.end)) or (
@@ -1164,6 +1177,26 @@ class Resolver:
             self._add(
                 result, "symbol-not-found", f"`{ref.symbol}` does not occur in '{path}' at {at}"
             )
+
+    def _inherits(self, result: ResolvedRef, owner: str, holder: str) -> bool:
+        """Whether class ``owner``, as the upstream defines it at the reference's commit,
+        derives from ``holder`` (following its bases a few classes up): then `owner.name`
+        may well be the method of ``holder`` it inherits. False when no class of that name
+        is defined there."""
+        upstream = self.manifest.upstreams.get(result.upstream or "")
+        if upstream is None or result.commit is None:
+            return True  # (nothing to look in: say nothing)
+        store = self.store(upstream)
+        seen, classes = {owner}, [owner]
+        for _ in range(_INHERITANCE_DEPTH):
+            bases = [base for name in classes for base in store.class_bases(result.commit, name)]
+            if holder in bases:
+                return True
+            classes = [base for base in bases if base not in seen]
+            seen.update(classes)
+            if not classes:
+                return False
+        return True  # deeper than looked: say nothing
 
     def _check_symbol_defined(
         self, result: ResolvedRef, blob: BlobText, path: str, at: str
@@ -1404,6 +1437,31 @@ def _bound_by(match: re.Match[str]) -> list[tuple[str, str]]:
         if words and words[0] != "*":
             bound.append((words[-1], module))
     return bound
+
+
+_INHERITANCE_DEPTH = 4
+"""Classes up from a qualified name's class that `Resolver._inherits` looks through."""
+
+
+def _class_holding(lines: tuple[str, ...], name: str, start: int, end: int) -> str | None:
+    """The class whose method ``name`` lines ``start..end`` overlap, if any: the block
+    a ``def name`` overlapping them is in, when it is a ``class``."""
+    for first, last in definitions(lines, name):
+        if not _overlap((first, last), start, end):
+            continue
+        header = first - 1  # (0-based; past its decorators)
+        while header < last and not _DEFINITION_HEADER.match(lines[header]):
+            header += 1
+        indent = len(lines[header]) - len(lines[header].lstrip())
+        for line in reversed(lines[:header]):
+            stripped = line.lstrip()
+            if stripped and not stripped.startswith("#") and len(line) - len(stripped) < indent:
+                match = _CLASS_HEADER.match(line)
+                return match["name"] if match else None
+    return None
+
+
+_CLASS_HEADER = re.compile(r"[ \t]*class[ \t]+(?P<name>[A-Za-z_]\w*)")
 
 
 def _owner(symbol: str) -> str | None:

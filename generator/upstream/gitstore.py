@@ -354,6 +354,8 @@ class GitStore:
         self._cat_file: _CatFile | None = None
         self._commits: dict[str, str | None] = {}
         self._ref_names: frozenset[str] | None = None
+        self._class_bases: dict[tuple[str, str], list[str]] = {}
+        """`class_bases`, by commit and class name."""
         self._roots: dict[str, str] = {}
         """Each commit's root tree, by commit."""
         self._entries: dict[tuple[bytes, bytes], TreeEntry] = {}
@@ -407,6 +409,27 @@ class GitStore:
         """Output of one git command in the clone; None if it fails."""
         result = subprocess.run(["git", *args], cwd=self.path, capture_output=True, check=False)
         return result.stdout if result.returncode == 0 else None
+
+    def class_bases(self, commit: str, name: str) -> list[str]:
+        """The last names of the bases of every Python ``class name`` the commit defines
+        (``class FSDPActor(actors.BaseActor, Mixin):`` gives ``BaseActor`` and ``Mixin``),
+        from one ``git grep``; none for a class it does not define."""
+        if not name.isidentifier():
+            return []
+        key = (commit, name)
+        found = self._class_bases.get(key)
+        if found is None:
+            pattern = rf"^[[:space:]]*class[[:space:]]+{name}[[:space:]]*[(:]"
+            output = self.git("grep", "-h", "-I", "-E", "-e", pattern, commit, "--", "*.py")
+            found = []
+            for line in (output or b"").decode("utf-8", "replace").splitlines():
+                bases = line.partition("(")[2].rpartition(")")[0]
+                for base in bases.split(","):
+                    base = base.split("[", 1)[0].strip()  # `Generic[T]`
+                    if base and "=" not in base:  # not `metaclass=ABCMeta`
+                        found.append(base.rsplit(".", 1)[-1])
+            self._class_bases[key] = found
+        return found
 
     def resolve(self, revision: str) -> str | None:
         """Full SHA of the commit ``revision`` names (SHA, abbreviation, branch, tag), or None."""

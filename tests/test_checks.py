@@ -106,6 +106,15 @@ def test_ambiguous_bare_name_resolved_by_symbol_and_by_search_roots(lib_kb):
     assert check == "range-outside-file"  # resolved to lib/sub/core.py, which has 5 lines
 
 
+def test_a_bare_name_with_a_symbol_and_no_lines_takes_the_file_defining_it(lib_kb):
+    """`actor.py::FSDPActor.wake_up` was ambiguous though one of the files named so defines
+    it: only a symbol with lines narrowed the candidates."""
+    assert checks(lib_kb, "`core.py::Beta.delta`\n") == []
+    assert checks(lib_kb, "`core.py:epsilon()`\n") == []
+    [(check, *_)] = findings(lib_kb, "`core.py::nowhere`\n")
+    assert check == "ambiguous-file"
+
+
 def test_bare_name_found_nowhere(lib_kb):
     [(check, _, _, message, suggestion)] = findings(lib_kb, "utils.py:3\n")
     assert check == "file-missing"

@@ -897,6 +897,20 @@ class Resolver:
                 candidates = holding
                 if len(candidates) == 1:
                     return candidates
+        if ref.symbol and (ref.start is None or _owner(ref.symbol)):
+            # `actor.py::FSDPActor.wake_up`: the files that define it, the class included.
+            defining = [
+                (upstream, path)
+                for upstream, path in candidates
+                if (blob := self._blob(upstream, self.commit_for(upstream, context), path))
+                is not None
+                and not blob.is_binary
+                and symbol_definitions(blob.line_tuple, ref.symbol)
+            ]
+            if defining:
+                candidates = defining
+                if len(candidates) == 1:
+                    return candidates
         quote = context.quotes.get((ref.line, ref.column))
         if quote is not None:
             quoted = [(u, p) for u, p in candidates if self._holds_quote(u, p, quote, context)]
@@ -929,8 +943,8 @@ class Resolver:
             if blob is not None and not blob.is_binary:
                 if ref.end is not None and ref.end <= blob.line_count:
                     reasons.append("the range fits")
-                if ref.symbol and definitions(blob.line_tuple, _last_name(ref.symbol)):
-                    reasons.append(f"defines `{_last_name(ref.symbol)}`")
+                if ref.symbol and symbol_definitions(blob.line_tuple, ref.symbol):
+                    reasons.append(f"defines `{ref.symbol.replace('::', '.')}`")
             shown = f"{upstream.name}:{path}" if len(self.manifest.upstreams) > 1 else path
             ranked.append((len(reasons), shown + (f" ({', '.join(reasons)})" if reasons else "")))
         ranked.sort(key=lambda item: -item[0])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generator.upstream.gitbuild import run_git
+from generator.upstream.gitbuild import RepoBuilder, run_git
 
 
 def findings(kb, body: str, frontmatter: str = "") -> list[tuple]:
@@ -203,6 +203,25 @@ def test_unpinned_permalink_gets_pinned_url_and_is_checked_at_pin(lib_kb):
     assert suggestion == f"https://github.com/acme/lib/blob/{lib_kb.pin}/lib/core.py#L6-L7"
     bad = "https://github.com/acme/lib/blob/main/lib/core.py#L60"
     assert checks(lib_kb, f"{bad}\n") == ["range-outside-file", "unpinned-permalink"]
+
+
+def test_a_branch_link_whose_lines_moved_on_gets_no_pinned_url(lib_kb):
+    """A branch link is checked at the pin, and the pinned URL was suggested though the
+    branch's lines were other code: pinning it would have changed what it cites."""
+    repo = RepoBuilder(path=lib_kb.root / "cache" / "lib")
+    values = [f"VALUE_{n} = {n}\n" for n in range(1, 41)]
+    values[29] = "VALUE_30 = 300\n"
+    repo.commit({"lib/util.py": "".join(values)}, "Change a value")
+    same = "https://github.com/acme/lib/blob/main/lib/util.py#L1-L5"
+    [(check, _, _, message, suggestion)] = findings(lib_kb, f"<{same}>\n")
+    assert check == "unpinned-permalink" and "differ" not in message
+    assert suggestion == same.replace("/main/", f"/{lib_kb.pin}/")
+    moved = "https://github.com/acme/lib/blob/main/lib/util.py#L28-L32"
+    [(check, _, _, message, suggestion)] = findings(lib_kb, f"<{moved}>\n")
+    assert check == "unpinned-permalink"
+    assert "lines 28-32 at 'main' (" in message
+    assert message.endswith("differ from the pin: pinning it would change what it cites")
+    assert suggestion == "check the lines, then link to the commit they come from"
 
 
 def test_commit_permalink_is_checked_at_that_commit(lib_kb):

@@ -163,9 +163,12 @@ def test_broken_copy_yields_exactly_the_expected_findings(demo_kb):
         assert finding["severity"] in ("error", "warning")
         assert finding["message"]
     assert data["summary"]["errors"] == sum(1 for f in data["findings"] if f["severity"] == "error")
-    assert by_key[next(k for k in by_key if k[2] == "unpinned-permalink")]["suggestion"] == (
-        f"https://github.com/example-org/minitrain/blob/{PIN}/minitrain/data/packing.py#L37-L47"
-    )
+    # main moved on from the pin: its lines 37-47 are other code, so the pinned link is no
+    # suggestion (it would cite code the page has not read).
+    unpinned = by_key[next(k for k in by_key if k[2] == "unpinned-permalink")]
+    assert "lines 37-47 at 'main'" in unpinned["message"]
+    assert "pinning it would change what it cites" in unpinned["message"]
+    assert unpinned["suggestion"] == "check the lines, then link to the commit they come from"
     absolute = by_key[next(k for k in by_key if k[2] == "absolute-path")]
     assert absolute["suggestion"] == "minitrain/data/packing.py:37-47"
     symbol = by_key[next(k for k in by_key if k[2] == "symbol-not-in-range")]

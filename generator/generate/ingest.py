@@ -954,15 +954,15 @@ def _rewrite_refs(
                 wanted.append((line_start + at, ref.path, path, ref.line, at + 1, "bare file name"))
             continue
         else:
+            if ref.form is RefForm.PERMALINK and _is_unpinned(resolved):
+                why = why_not_pinnable(resolved)
+                if why is not None:
+                    unpinned.append((ref, why))
+                    continue
             canonical = _canonical(resolved)
             if canonical is None:
                 continue
             replacement = canonical
-        if ref.form is RefForm.PERMALINK:
-            why = why_not_pinnable(resolved)
-            if why is not None:
-                unpinned.append((ref, why))
-                continue
         if offset < page.body_start or text[offset : offset + len(ref.text)] != ref.text:
             log.warning("%s:%d: '%s' not found where expected; left", display, ref.line, ref.text)
             continue
@@ -1128,9 +1128,17 @@ def _canonical(resolved: ResolvedRef) -> str | None:
         return ref.text[:index] + path + ref.text[index + len(ref.path) :]
     if ref.form is RefForm.PERMALINK and "unpinned-permalink" in checks:
         pinned = next(f.suggestion for f in resolved.findings if f.check == "unpinned-permalink")
-        if pinned and ref.text.startswith(("http://", "https://")):
+        if (
+            pinned
+            and pinned.startswith(("http://", "https://"))
+            and ref.text.startswith(("http://", "https://"))
+        ):
             return pinned
     return None
+
+
+def _is_unpinned(resolved: ResolvedRef) -> bool:
+    return any(finding.check == "unpinned-permalink" for finding in resolved.findings)
 
 
 def _check_nothing_dropped(original: Page, final: Page, edits: Sequence[_Edit]) -> None:

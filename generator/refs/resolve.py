@@ -558,14 +558,38 @@ class Resolver:
             return
         lines = _fragment(ref.start, ref.end)
         kind = "tree" if ref.is_directory else "blob"
-        self._add(
-            result,
-            "unpinned-permalink",
+        message = (
             f"link names '{revision}', which moves; it is checked at the pin "
-            f"{upstream.name}@{pinned[:7]}",
-            f"{ref.url_host}/{ref.repo_slug}/{kind}/{pinned}/{path}{lines}",
+            f"{upstream.name}@{pinned[:7]}"
         )
+        differ = self._lines_differ(store, commit, pinned, _normal_path(path), ref)
+        if differ is None:
+            suggestion = f"{ref.url_host}/{ref.repo_slug}/{kind}/{pinned}/{path}{lines}"
+        else:
+            message += f"; {differ}: pinning it would change what it cites"
+            suggestion = "check the lines, then link to the commit they come from"
+        self._add(result, "unpinned-permalink", message, suggestion)
         result.commit, result.path = pinned, self._normalised(result, path)
+
+    @staticmethod
+    def _lines_differ(
+        store: GitStore, head: str | None, pinned: str, path: str, ref: CodeRef
+    ) -> str | None:
+        """How the lines a branch link cites read otherwise at the branch's head than at the
+        pin (where it is checked), if they do: the pinned link the verifier would suggest
+        would then cite other code than the page has read. None when they read the same."""
+        if head is None or head == pinned or ref.start is None:
+            return None
+        at_head, at_pin = store.entry(head, path), store.entry(pinned, path)
+        if at_head is None or at_pin is None or at_head.sha == at_pin.sha:
+            return None
+        if at_head.kind != "blob" or at_pin.kind != "blob":
+            return None
+        end = ref.end or ref.start
+        cited = slice(ref.start - 1, end)
+        if store.blob(at_head.sha).lines[cited] == store.blob(at_pin.sha).lines[cited]:
+            return None
+        return f"lines {ref.start}-{end} at '{ref.revision}' ({head[:7]}) differ from the pin"
 
     def _split_revision(self, store: GitStore, rest: str) -> tuple[str, str]:
         """Split ``feature/x/path/file.py`` into revision and path, longest branch first."""

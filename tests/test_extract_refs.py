@@ -677,6 +677,29 @@ def test_github_style_lines_right_after_a_path(line, path, start, end, text):
 
 
 @pytest.mark.parametrize(
+    ("line", "path", "start", "end"),
+    [
+        ("See `packing.py`:98-103 for the loop.", "packing.py", 98, 103),
+        ("见 `minitrain/data/packing.py`：98-103。", "minitrain/data/packing.py", 98, 103),
+        ("| `x.py`:5 | y |", "x.py", 5, 5),
+    ],
+)
+def test_lines_right_after_the_code_span_of_a_path(line, path, start, end):
+    """`` `packing.py`:98-103 `` was read nowhere: the path is in the code span, not before the
+    colon. The lines are the reference's text, so that a link or a rewrite of them does not cut
+    through the span."""
+    options = ExtractOptions(route_prefixes=("minitrain/",))
+    ref = one(line + "\n", options=options)
+    assert (ref.path, ref.start, ref.end, ref.style) == (path, start, end, "phrase")
+    assert ref.text == (f"{start}-{end}" if end != start else str(start))
+
+
+@pytest.mark.parametrize("line", ["Call `foo`:3 times.", "`a.py`:10:5 error", "`v1.2`:3 notes"])
+def test_a_code_span_that_is_no_file_before_a_number_stays_silent(line):
+    assert refs_of(line + "\n") == []
+
+
+@pytest.mark.parametrize(
     "line",
     [
         "packing.py：98～103",

@@ -1050,15 +1050,16 @@ def test_references_written_apart_from_their_path_link_their_lines():
     assert f'<a href="{base}/lib/d.py" title="lib@79841b4"><code>lib/d.py:main()</code></a>' in html
 
 
-def test_github_style_lines_after_a_path_link_their_lines():
+def test_lines_beside_a_path_link_their_lines():
     from generator.refs.extract import extract_refs
 
-    source = "The loop is `lib/e.py` (L5-L7).\n"
+    source = "The loop is `lib/e.py` (L5-L7), its head `lib/e.py`:5.\n"
     refs = [ResolvedRef(ref, "lib", PIN, ref.path) for ref in extract_refs(scan(source), "p.md")]
     output = apply_links(source, plan_links(scan(source), refs, {"lib": UPSTREAM}))
     html = markdown.markdown(output)
     base = f"https://github.com/acme/lib/blob/{PIN}"
     assert f'(<a href="{base}/lib/e.py#L5-L7" title="lib@79841b4">L5-L7</a>)' in html
+    assert f'<code>lib/e.py</code>:<a href="{base}/lib/e.py#L5" title="lib@79841b4">5</a>.' in html
 
 
 @pytest.mark.parametrize(

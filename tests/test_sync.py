@@ -430,7 +430,8 @@ def test_references_written_apart_from_their_path_follow_their_code(synced_kb):
         "---\ntitle: C\nupstream: up\n---\n# C\n\n"
         "| 文件 | 行号 | 函数 |\n|---|---|---|\n| `pkg/core.py` | 9 | beta |\n\n"
         "The signature is in `pkg/core.py` (line 9); see pkg/core.py:1, 9.\n"
-        "`pkg/old_name.py`（第 1-2 行）was renamed.\n",
+        "`pkg/old_name.py`（第 1-2 行）was renamed.\n"
+        "The signature, `pkg/core.py`:9; the rename, `pkg/old_name.py`:1-2.\n",
         "utf-8",
     )
     git(root, "add", "-A")
@@ -444,6 +445,7 @@ def test_references_written_apart_from_their_path_follow_their_code(synced_kb):
     assert "`pkg/core.py` (line 12)" in page
     assert "pkg/core.py:1, 12." in page
     assert "`pkg/new_name.py`（第 1-2 行）" in page  # renamed: the path rewritten beside it
+    assert "The signature, `pkg/core.py`:12; the rename, `pkg/new_name.py`:1-2." in page
     assert "held_refs" not in page
 
 

@@ -878,6 +878,8 @@ def _split_records(
         records.extend(_table_records(layout, body, taken, consumed))
     if "行" in text or "ine" in text or "ll." in text or "L" in text:
         records.extend(_phrase_records(layout, body, taken, consumed))
+    if "`:" in text or "`：" in text:
+        records.extend(_after_code_span_records(layout, body, taken, consumed))
     if ":" in text or "：" in text:
         reversed_body = None
         for match in _SYMBOL_AFTER.finditer(body, start_at):
@@ -887,6 +889,38 @@ def _split_records(
             if record is not None:
                 records.append(record)
     return records, consumed
+
+
+_LINES_AFTER_CODE_SPAN = re.compile(
+    r"""`(?P<path>[^`\s]+)`[:：](?P<start>\d{1,9})(?:[-–—~～〜](?P<end>\d{1,9}))?
+    (?![A-Za-z0-9]|\.\d|[:：]\d|[-–—~～〜]\d)""",
+    re.VERBOSE,
+)
+"""``packing.py`:98-103``: a file path in a code span, its lines after the span."""
+
+
+def _after_code_span_records(
+    layout: MarkdownLayout, body: str, taken: set[tuple[int, int]], consumed: set[tuple[int, int]]
+) -> list[RefRecord]:
+    """References whose lines follow the code span holding their path (``packing.py`:98``).
+    Their text is the lines, as for a lines phrase: a link or a rewrite of the path and the
+    colon together would cut through the code span."""
+    records = []
+    for match in _LINES_AFTER_CODE_SPAN.finditer(body, layout.body_start):
+        path = match["path"]
+        if not _is_file_token(path) or _path_form(path) is None:
+            continue
+        if layout.fence_at(match.start()) is not None:
+            continue
+        begin, finish = match.start("start"), match.end("end") if match["end"] else match.end()
+        line, column = layout.position(begin)
+        if (line, column) in taken:
+            continue
+        start = int(match["start"])
+        end = int(match["end"]) if match["end"] else start
+        consumed.add(layout.position(match.start("path")))
+        records.append(_apart(line, column, body[begin:finish], path, start, end, None, "phrase"))
+    return records
 
 
 def _symbol_record(

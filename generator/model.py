@@ -149,6 +149,11 @@ class Evidence(NamedTuple):
     """Code spans in the same line, list item or table row that look like identifiers or calls
     (``self.model.train()`` gives ``self.model.train``), the reference's own symbol excluded."""
     heading_symbol: str | None = None
+    names_claim_range: bool = True
+    """Whether ``names`` say what the cited lines hold (``names-not-in-range``): not when the
+    reference's line holds a single one of them outside the reference, which may as well be
+    a caller (``the loop (x.py:5-7) is shared by `fetch()```); they still say which function
+    the lines are in when the lines define one of them."""
 
 
 @dataclass(frozen=True)

@@ -222,6 +222,11 @@ def test_a_branch_link_whose_lines_moved_on_gets_no_pinned_url(lib_kb):
     assert "lines 28-32 at 'main' (" in message
     assert message.endswith("differ from the pin: pinning it would change what it cites")
     assert suggestion == "check the lines, then link to the commit they come from"
+    repo.commit({"lib/renamed.py": None}, "Remove a file")
+    gone = "https://github.com/acme/lib/blob/main/lib/renamed.py#L1-L2"
+    [(check, _, _, message, suggestion)] = findings(lib_kb, f"<{gone}>\n")
+    assert "'lib/renamed.py' does not exist at 'main' (" in message
+    assert suggestion == "check the lines, then link to the commit they come from"
 
 
 def test_commit_permalink_is_checked_at_that_commit(lib_kb):

@@ -314,11 +314,100 @@ def test_a_qualified_symbol_at_another_class_method_is_an_error(actor_kb: KB) ->
     assert finding.suggestion == "it is defined at lib/actor.py:15-22"
 
 
+NEIGHBOURS = {
+    "lib/t.py": (
+        "def step(model, batch, optimizer):\n"  # 1
+        "    optimizer.zero_grad()\n"  # 2
+        "    output = model(batch)\n"  # 3
+        "    # the loss, then its gradients\n"  # 4
+        "    labels = batch.labels\n"  # 5
+        "    loss = compute_loss(output, labels)\n"  # 6
+        "    loss.backward()\n"  # 7
+        "    scale = loss.detach()\n"  # 8
+        "    norm = clip_grad_norm_(model.parameters(), 1.0)\n"  # 9
+        "    if norm.isfinite():\n"  # 10
+        "        optimizer.step()\n"  # 11
+        "    scheduler.step()\n"  # 12
+        "    return scale\n"  # 13
+    ),
+    "lib/base.py": "class Base:\n    def save(self, path):\n        state = self.state_dict()\n"
+    "        torch.save(state, path)\n        return path\n",
+    "lib/fsdp.py": "from lib.base import Base\n\n\nclass FSDP(Base):\n    def train(self):\n"
+    "        self.model.train()\n        self.step += 1\n        return self.step\n",
+    "lib/export.py": "def export(model, path):\n    weights = model.cpu().state_dict()\n"
+    "    torch.save(weights, path)\n    return path\n",
+    "lib/a.go": "package lib\n\nfunc pack(xs []int) int {\n\treturn 0\n}\n",
+    "lib/b.go": "package lib\n\nfunc pack(xs []int) int {\n\ttotal := 0\n"
+    "\tfor _, x := range xs {\n\t\ttotal += weights[x]\n\t}\n\treturn total\n}\n",
+}
+
+
+@pytest.fixture
+def neighbours_kb(kb: KB) -> KB:
+    repo = kb.new_upstream("lib")
+    pin = repo.commit(NEIGHBOURS, "Neighbours")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    return kb
+
+
+def test_a_name_the_wrong_lines_only_use_keeps_no_fix_back(neighbours_kb: KB) -> None:
+    """Drafts are a few lines off, and the lines beside the right ones use what the sentence
+    names: a call of `compute_loss` in the cited lines kept the fix to the clipping back."""
+    quote = (
+        "```python\nnorm = clip_grad_norm_(model.parameters(), 1.0)\nif norm.isfinite():\n"
+        "    optimizer.step()\nscheduler.step()\n```"
+    )
+    neighbours_kb.page(
+        "a.md",
+        f"After `compute_loss()` returns, gradients are clipped (lib/t.py:5-8):\n\n{quote}\n",
+    )
+    (finding,) = findings(neighbours_kb, "quote-elsewhere")
+    assert finding.fix == ("lib/t.py", 9, 12)
+
+
+def test_a_fix_into_another_file_follows_definitions_not_uses(neighbours_kb: KB) -> None:
+    """A method may be inherited from another file's class: a quote of `Base.save` is a fix
+    for `FSDP.save`. A call of `torch.save` is no `Actor.save`: no fix there."""
+    base = "```python\nstate = self.state_dict()\ntorch.save(state, path)\nreturn path\n```"
+    neighbours_kb.page("a.md", f"`FSDP.save` (lib/fsdp.py:5-8):\n\n{base}\n")
+    (finding,) = findings(neighbours_kb, "quote-elsewhere")
+    assert finding.fix == ("lib/base.py", 3, 5)
+    export = (
+        "```python\nweights = model.cpu().state_dict()\ntorch.save(weights, path)\nreturn path\n```"
+    )
+    neighbours_kb.page("a.md", f"`FSDP.save` (lib/fsdp.py:5-8):\n\n{export}\n")
+    (finding,) = findings(neighbours_kb, "quote-elsewhere")
+    assert finding.fix is None and "which does not hold `save`" in finding.message
+
+
+def test_a_fix_into_another_file_of_a_language_without_definitions_read(neighbours_kb: KB) -> None:
+    quote = "```go\ntotal := 0\nfor _, x := range xs {\n\ttotal += weights[x]\n}\nreturn total\n```"
+    neighbours_kb.page("a.md", f"`pack()` (lib/a.go:3-5):\n\n{quote}\n")
+    (finding,) = findings(neighbours_kb, "quote-elsewhere")
+    assert finding.fix == ("lib/b.go", 4, 8)
+
+
+def test_a_single_name_beside_a_reference_outside_a_code_span_is_no_claim(
+    neighbours_kb: KB,
+) -> None:
+    """Read to keep a fix back, such a name was checked as what the lines hold, and a caller
+    named in the sentence raised names-not-in-range on a correct page."""
+    neighbours_kb.page(
+        "a.md", "The update (lib/t.py:9-12) follows `compute_loss()`\nand `zero_grad()`.\n"
+    )
+    assert findings(neighbours_kb) == []
+
+
 CLASSES = {
     "lib/base.py": "class Base:\n    def save(self, path):\n        self.dump(path)\n"
     "        return path\n",
-    "lib/fsdp.py": "from lib.base import Base\n\n\nclass FSDP(Base):\n    pass\n\n\n"
-    "class Deep(FSDP, metaclass=Meta):\n    pass\n",
+    "lib/fsdp.py": "from lib.base import Base\nfrom lib.base import Base as B\n\n\n"
+    "class FSDP(Base):  # save() (inherited)\n    pass\n\n\n"
+    "class Deep(FSDP, metaclass=Meta):\n    pass\n\n\n"
+    "class Wrapped(\n    Base,\n):\n    pass\n\n\n"
+    "class Aliased(B):\n    pass\n\n\nAssigned = Base\n\n\n"
+    "class Typed[T](Generic[T], Base):\n    pass\n\n\nclass Plain:\n    pass\n",
+    "lib/stub.pyi": "class Stubbed(Base): ...\n",
     "lib/megatron.py": "class Megatron:\n    def save(self, path):\n        self.write(path)\n"
     "        return path\n",
 }
@@ -328,10 +417,17 @@ CLASSES = {
     ("cited", "wrong"),
     [
         ("`FSDP.save` (lib/megatron.py:2-4)", True),  # another class's method, not inherited
-        ("`Nowhere.save` (lib/megatron.py:2-4)", True),  # a class the upstream lacks
+        ("`Plain.save` (lib/megatron.py:2-4)", True),
         ("`FSDP.save` (lib/base.py:2-4)", False),  # inherited from Base
         ("`Deep.save` (lib/base.py:2-4)", False),  # from Base, through FSDP
         ("`Megatron.save` (lib/megatron.py:2-4)", False),
+        # Where the code does not say plainly, nothing is said.
+        ("`Nowhere.save` (lib/megatron.py:2-4)", False),  # no such class: a name of another
+        ("`Assigned.save` (lib/base.py:2-4)", False),  # a class by assignment
+        ("`Wrapped.save` (lib/base.py:2-4)", False),  # bases over several lines
+        ("`Aliased.save` (lib/base.py:2-4)", False),  # Base imported as B
+        ("`Typed.save` (lib/base.py:2-4)", False),  # type parameters
+        ("`Stubbed.save` (lib/base.py:2-4)", False),  # a stub's class
     ],
 )
 def test_a_method_named_with_a_class_that_neither_defines_nor_inherits_it(

@@ -74,6 +74,7 @@ from generator.model import CodeRef, Finding, Link, RefForm, ResolvedRef, Severi
 from generator.refs.extract import extract_links, scan
 from generator.refs.extract.links import extract_anchors
 from generator.refs.linkcheck import LinkChecker, link_target, path_kind
+from generator.refs.resolve import branch_drift
 from generator.refs.rewrite import APART
 from generator.upstream.manifest import Manifest
 from generator.verification.pipeline import PageFile, Report, Verifier
@@ -645,18 +646,7 @@ class Ingester:
             return f"'{ref.revision}' is not in the clone of {upstream.name}"
         if head == resolved.commit:
             return None
-        at_head = store.tree(head).get(resolved.path)
-        at_pin = store.tree(resolved.commit).get(resolved.path)
-        if at_head is None or at_pin is None:
-            where = f"'{ref.revision}' ({head[:7]})" if at_head is None else "the pin"
-            return f"'{resolved.path}' does not exist at {where}"
-        if ref.start is None or at_head.sha == at_pin.sha:
-            return None
-        end = ref.end or ref.start
-        lines = slice(ref.start - 1, end)
-        if store.blob(at_head.sha).lines[lines] != store.blob(at_pin.sha).lines[lines]:
-            return f"lines {ref.start}-{end} at '{ref.revision}' ({head[:7]}) differ from the pin"
-        return None
+        return branch_drift(store, head, resolved.commit, resolved.path, ref)
 
     # ------------------------------------------------------------------------------------
     # Checks

@@ -48,7 +48,13 @@ from generator.refs.quote import (
     placements,
     prepare,
 )
-from generator.refs.resolve import PageContext, Resolver, first_use, symbol_definitions
+from generator.refs.resolve import (
+    PageContext,
+    Resolver,
+    definitions,
+    first_use,
+    symbol_definitions,
+)
 from generator.upstream.gitstore import BlobText, GitStore, identifier_columns
 from generator.upstream.manifest import ConfigError
 
@@ -140,7 +146,13 @@ class Prover:
             return findings
         if evidence.quote is not None:
             findings.extend(self._prove_quote(ref, target, evidence.quote, evidence.names))
-        if evidence.names and not findings and not ref.symbol and 1 <= ref.start <= ref.end:
+        if (
+            evidence.names
+            and evidence.names_claim_range
+            and not findings
+            and not ref.symbol
+            and 1 <= ref.start <= ref.end
+        ):
             # (A symbol named right next to the reference is the stronger claim, checked by
             # the resolver: the sentence's other names may be its callers or callees.)
             findings.extend(self._prove_names(ref, target, evidence.names))
@@ -215,7 +227,9 @@ class Prover:
                         )
                     ]
                 fix = Fix(target.path, *_fixed_range(ref, place))
-                named = _named_elsewhere(ref, names, target.blob, target.blob, place)
+                named = _symbol_elsewhere(ref, target.blob, place) or _defined_in_range(
+                    ref, names, target.blob, target.blob, place
+                )
                 if named is not None:
                     # The quote and the symbol the page names disagree: which one is right,
                     # a person knows; a rewrite would only trade one error for the other.
@@ -260,10 +274,12 @@ class Prover:
         if unique is not None:
             path, place = unique
             there = self._blob_at(target, path)
-            named = (
-                None if there is None else _named_elsewhere(ref, names, target.blob, there, place)
-            )
-            if there is None or named is not None:
+            named = None
+            if there is not None and _both_python(target.path, path):
+                named = _not_defined_there(ref, there, place) or _defined_in_range(
+                    ref, names, target.blob, there, place
+                )
+            if named is not None:
                 # Which one is right, the quote or the name the page gives, a person knows.
                 return [
                     self._finding(
@@ -271,16 +287,10 @@ class Prover:
                         target,
                         "quote-elsewhere",
                         f"{where} is not in '{target.path}' at {_at(target)}; it is in "
-                        f"'{path}' at {_span(place)}"
-                        + (
-                            f", which does not hold `{named}`, the symbol the page names"
-                            if named
-                            else ""
-                        ),
+                        f"'{path}' at {_span(place)}, which does not hold `{named}`, the "
+                        "symbol the page names",
                         f"cite the lines of `{named}` or those of the quote, and make the "
-                        "other agree"
-                        if named
-                        else "cite the one meant",
+                        "other agree",
                     )
                 ]
             fix = Fix(path, *_fixed_range(ref, place))
@@ -645,23 +655,50 @@ def _unchecked_reason(quote: Quote, target: _Target) -> str | None:
     return None
 
 
-def _named_elsewhere(
+def _symbol_elsewhere(ref: CodeRef, blob: BlobText, place: Placement) -> str | None:
+    """The symbol named beside the reference, when the quote's place in the cited file
+    neither lies in a definition of it nor uses it (in code), else None."""
+    if not ref.symbol or blob.is_binary:
+        return None
+    name = _last(ref.symbol)
+    if blob.occurs_in_code(name, place.first, place.last):
+        return None
+    spans = symbol_definitions(blob.line_tuple, ref.symbol)
+    return None if any(a <= place.first and place.last <= b for a, b in spans) else name
+
+
+def _not_defined_there(ref: CodeRef, there: BlobText, place: Placement) -> str | None:
+    """The symbol named beside the reference, when the quote's place in another file lies in
+    no definition of that name (of any class: a method may be inherited from there), else
+    None. A mere use does not count there: ``torch.save(...)`` is no ``Actor.save``."""
+    if not ref.symbol or there.is_binary:
+        return None
+    name = _last(ref.symbol)
+    spans = definitions(there.line_tuple, name)
+    return None if any(a <= place.first and place.last <= b for a, b in spans) else name
+
+
+def _defined_in_range(
     ref: CodeRef, names: tuple[str, ...], cited: BlobText, there: BlobText, place: Placement
 ) -> str | None:
-    """The name the page gives the code that the quote's place (in ``there``) neither lies
-    in a definition of nor uses, so that moving the reference there would trade one error
-    for another: the symbol named beside the reference; or, with none, a name of its
-    sentence (``names``) that the cited lines (in ``cited``) hold. None when they agree."""
-    if there.is_binary:
+    """With no symbol beside the reference, a name of its sentence (``names``) defined in
+    the cited lines (they overlap its definition), when the quote's place neither lies in a
+    definition of it nor uses it: ``offload_optimizer()`` ... (actor.py:108-114) with a quote
+    of ``reload_optimizer``. The cited lines then hold what the sentence is about; a name they
+    only use (a callee, a caller) says nothing of which lines are meant."""
+    if ref.symbol or not names or cited.is_binary or there.is_binary:
         return None
-    if ref.symbol:
-        return None if _holds(there, ref.symbol, place.first, place.last) else _last(ref.symbol)
     assert ref.start is not None and ref.end is not None
-    for name in names:
-        if cited.occurs_in_code(_last(name), ref.start, ref.end) and not _holds(
-            there, name, place.first, place.last
+    for name in map(_last, names):
+        defined = definitions(cited.line_tuple, name)
+        if not any(first <= ref.end and ref.start <= last for first, last in defined):
+            continue
+        elsewhere = definitions(there.line_tuple, name)
+        if there.occurs_in_code(name, place.first, place.last) or any(
+            a <= place.first and place.last <= b for a, b in elsewhere
         ):
-            return _last(name)
+            continue
+        return name
     return None
 
 
@@ -669,13 +706,9 @@ def _last(symbol: str) -> str:
     return symbol.replace("::", ".").rsplit(".", 1)[-1]
 
 
-def _holds(blob: BlobText, symbol: str, first: int, last: int) -> bool:
-    """Whether lines ``first..last`` of ``blob`` use ``symbol`` in code or lie in one of its
-    definitions."""
-    if blob.occurs_in_code(_last(symbol), first, last):
-        return True
-    spans = symbol_definitions(blob.line_tuple, symbol)
-    return any(a <= first and last <= b for a, b in spans)
+def _both_python(cited: str, other: str) -> bool:
+    """Whether both files are Python, whose definitions `definitions` reads."""
+    return cited.endswith((".py", ".pyi")) and other.endswith((".py", ".pyi"))
 
 
 def _fixed_range(ref: CodeRef, place: Placement) -> tuple[int, int]:

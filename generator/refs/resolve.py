@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 from generator.checks import severity_of
 from generator.files import shown_path
 from generator.model import CodeRef, Finding, Quote, RefForm, ResolvedRef, Upstream
+from generator.refs import inheritance
 from generator.refs.extract.refs import RefRecord
 from generator.refs.quote import FileIndex, is_strong, placements, prepare
 from generator.upstream.gitstore import (
@@ -236,6 +237,8 @@ class Resolver:
         """Whether the verdict being reached met a commit the clone lacks (see `verdict`)."""
         self._verdicts: dict[tuple[Any, ...], dict[VerdictKey, ResolvedRef]] = {}
         self._search_order: dict[str | None, list[Upstream]] = {}
+        self._class_indexes: dict[tuple[str, str], inheritance.ClassIndex] = {}
+        """The class headers of an upstream's commit, by upstream and commit (`_inherits`)."""
         self._direct_targets: dict[tuple[Any, ...], dict[str, _DirectTarget | None]] = {}
         self._pools: dict[tuple[int, str, str, str], list[str]] = {}
         self._narrowing = False
@@ -562,7 +565,9 @@ class Resolver:
             f"link names '{revision}', which moves; it is checked at the pin "
             f"{upstream.name}@{pinned[:7]}"
         )
-        differ = self._lines_differ(store, commit, pinned, _normal_path(path), ref)
+        differ = None
+        if commit is not None and commit != pinned and ref.start is not None:
+            differ = branch_drift(store, commit, pinned, _normal_path(path), ref)
         if differ is None:
             suggestion = f"{ref.url_host}/{ref.repo_slug}/{kind}/{pinned}/{path}{lines}"
         else:
@@ -570,26 +575,6 @@ class Resolver:
             suggestion = "check the lines, then link to the commit they come from"
         self._add(result, "unpinned-permalink", message, suggestion)
         result.commit, result.path = pinned, self._normalised(result, path)
-
-    @staticmethod
-    def _lines_differ(
-        store: GitStore, head: str | None, pinned: str, path: str, ref: CodeRef
-    ) -> str | None:
-        """How the lines a branch link cites read otherwise at the branch's head than at the
-        pin (where it is checked), if they do: the pinned link the verifier would suggest
-        would then cite other code than the page has read. None when they read the same."""
-        if head is None or head == pinned or ref.start is None:
-            return None
-        at_head, at_pin = store.entry(head, path), store.entry(pinned, path)
-        if at_head is None or at_pin is None or at_head.sha == at_pin.sha:
-            return None
-        if at_head.kind != "blob" or at_pin.kind != "blob":
-            return None
-        end = ref.end or ref.start
-        cited = slice(ref.start - 1, end)
-        if store.blob(at_head.sha).lines[cited] == store.blob(at_pin.sha).lines[cited]:
-            return None
-        return f"lines {ref.start}-{end} at '{ref.revision}' ({head[:7]}) differ from the pin"
 
     def _split_revision(self, store: GitStore, rest: str) -> tuple[str, str]:
         """Split ``feature/x/path/file.py`` into revision and path, longest branch first."""
@@ -1217,24 +1202,24 @@ class Resolver:
             )
 
     def _inherits(self, result: ResolvedRef, owner: str, holder: str) -> bool:
-        """Whether class ``owner``, as the upstream defines it at the reference's commit,
-        derives from ``holder`` (following its bases a few classes up): then `owner.name`
-        may well be the method of ``holder`` it inherits. False when no class of that name
-        is defined there."""
+        """Whether class ``owner``, as the upstream's Python code declares it at the
+        reference's commit, may inherit from ``holder`` (`inheritance.derives_from`): then
+        `owner.name` may well be the method of ``holder``. True also when the code does not
+        say, so that the check stays silent."""
         upstream = self.manifest.upstreams.get(result.upstream or "")
         if upstream is None or result.commit is None:
             return True  # (nothing to look in: say nothing)
-        store = self.store(upstream)
-        seen, classes = {owner}, [owner]
-        for _ in range(_INHERITANCE_DEPTH):
-            bases = [base for name in classes for base in store.class_bases(result.commit, name)]
-            if holder in bases:
-                return True
-            classes = [base for base in bases if base not in seen]
-            seen.update(classes)
-            if not classes:
-                return False
-        return True  # deeper than looked: say nothing
+        store, commit = self.store(upstream), result.commit
+        index = self._class_indexes.get((upstream.name, commit))
+        if index is None:
+            headers = store.grep(commit, [inheritance.CLASS_HEADERS], _PYTHON_FILES)
+            index = self._class_indexes[upstream.name, commit] = inheritance.ClassIndex(headers)
+
+        def aliases() -> set[str]:
+            lines = store.grep(commit, inheritance.alias_patterns(holder), _PYTHON_FILES)
+            return inheritance.aliases(lines, holder)
+
+        return inheritance.derives_from(index, owner, holder, aliases) is not False
 
     def _check_symbol_defined(
         self, result: ResolvedRef, blob: BlobText, path: str, at: str
@@ -1477,8 +1462,27 @@ def _bound_by(match: re.Match[str]) -> list[tuple[str, str]]:
     return bound
 
 
-_INHERITANCE_DEPTH = 4
-"""Classes up from a qualified name's class that `Resolver._inherits` looks through."""
+_PYTHON_FILES = ("*.py", "*.pyi")
+
+
+def branch_drift(store: GitStore, head: str, pinned: str, path: str, ref: CodeRef) -> str | None:
+    """Why a branch link (``ref``, to ``path``, at the branch's ``head``) cannot be pinned to
+    ``pinned`` without changing what it cites: its file is missing at one of them, or its
+    lines read otherwise; None when it can. The pinned link would cite code of the pin, and
+    the page may have read other code at the branch."""
+    at_head, at_pin = store.entry(head, path), store.entry(pinned, path)
+    if at_head is None or at_pin is None:
+        where = f"'{ref.revision}' ({head[:7]})" if at_head is None else "the pin"
+        return f"'{path}' does not exist at {where}"
+    if ref.start is None or at_head.sha == at_pin.sha:
+        return None
+    if at_head.kind != "blob" or at_pin.kind != "blob":
+        return None
+    end = ref.end or ref.start
+    cited = slice(ref.start - 1, end)
+    if store.blob(at_head.sha).lines[cited] == store.blob(at_pin.sha).lines[cited]:
+        return None
+    return f"lines {ref.start}-{end} at '{ref.revision}' ({head[:7]}) differ from the pin"
 
 
 def _class_holding(lines: tuple[str, ...], name: str, start: int, end: int) -> str | None:

@@ -23,7 +23,7 @@ import logging
 import os
 import re
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -354,8 +354,8 @@ class GitStore:
         self._cat_file: _CatFile | None = None
         self._commits: dict[str, str | None] = {}
         self._ref_names: frozenset[str] | None = None
-        self._class_bases: dict[tuple[str, str], list[str]] = {}
-        """`class_bases`, by commit and class name."""
+        self._grepped: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
+        """`grep`'s lines, by its arguments."""
         self._roots: dict[str, str] = {}
         """Each commit's root tree, by commit."""
         self._entries: dict[tuple[bytes, bytes], TreeEntry] = {}
@@ -410,25 +410,17 @@ class GitStore:
         result = subprocess.run(["git", *args], cwd=self.path, capture_output=True, check=False)
         return result.stdout if result.returncode == 0 else None
 
-    def class_bases(self, commit: str, name: str) -> list[str]:
-        """The last names of the bases of every Python ``class name`` the commit defines
-        (``class FSDPActor(actors.BaseActor, Mixin):`` gives ``BaseActor`` and ``Mixin``),
-        from one ``git grep``; none for a class it does not define."""
-        if not name.isidentifier():
-            return []
-        key = (commit, name)
-        found = self._class_bases.get(key)
+    def grep(self, commit: str, patterns: Sequence[str], paths: Sequence[str]) -> list[str]:
+        """The lines of the commit's files matching paths (``*.py``) that match any of the
+        extended regular ``patterns``, from one ``git grep`` (kept for the run)."""
+        key = (commit, tuple(patterns), tuple(paths))
+        found = self._grepped.get(key)
         if found is None:
-            pattern = rf"^[[:space:]]*class[[:space:]]+{name}[[:space:]]*[(:]"
-            output = self.git("grep", "-h", "-I", "-E", "-e", pattern, commit, "--", "*.py")
-            found = []
-            for line in (output or b"").decode("utf-8", "replace").splitlines():
-                bases = line.partition("(")[2].rpartition(")")[0]
-                for base in bases.split(","):
-                    base = base.split("[", 1)[0].strip()  # `Generic[T]`
-                    if base and "=" not in base:  # not `metaclass=ABCMeta`
-                        found.append(base.rsplit(".", 1)[-1])
-            self._class_bases[key] = found
+            arguments = ["grep", "-h", "-I", "-E"]
+            for pattern in patterns:
+                arguments += ["-e", pattern]
+            output = self.git(*arguments, commit, "--", *paths)
+            found = self._grepped[key] = (output or b"").decode("utf-8", "replace").splitlines()
         return found
 
     def resolve(self, revision: str) -> str | None:

@@ -141,10 +141,10 @@ def collect_evidence(
     heading_of = _HeadingIndex(layout) if headings else None
     for index in ranged:
         quote = quotes.get(index)
-        named = names.get(index, ())
+        named, claim = names.get(index, ((), True))
         heading = heading_of.symbol_at(records[index][0]) if heading_of is not None else None
         if quote is not None or named or heading is not None:
-            found[index] = Evidence(quote, named, heading)
+            found[index] = Evidence(quote, named, heading, claim)
     return found
 
 
@@ -487,14 +487,15 @@ def _is_caption(layout: MarkdownLayout, line: int, reference: str) -> bool:
 
 def _names(
     layout: MarkdownLayout, records: Sequence[RefRecord], ranged: list[int]
-) -> dict[int, tuple[str, ...]]:
+) -> dict[int, tuple[tuple[str, ...], bool]]:
     """Identifiers and calls in code spans of the sentence, list item or table row holding a
-    reference, when nothing else on the line is a reference."""
+    reference, when nothing else on the line is a reference; and whether they claim what the
+    lines hold (`Evidence.names_claim_range`)."""
     line_starts = layout.line_starts
     offsets = sorted(line_starts[record[0] - 1] + record[1] - 1 for record in records)
     starts = layout.code_span_starts
     spans = layout.code_span_matches
-    found: dict[int, tuple[str, ...]] = {}
+    found: dict[int, tuple[tuple[str, ...], bool]] = {}
     text = layout.text
     for index in ranged:
         record = records[index]
@@ -508,8 +509,10 @@ def _names(
         high = bisect.bisect_left(starts, line_end if line_end != -1 else len(text), low)
         holding = bisect.bisect_right(starts, offset, low, high) - 1
         in_span = holding >= low and offset < spans[holding].end()
-        if high - low < in_span + (1 if record[7] is None else 2):
+        own = in_span + (0 if record[7] is None else 1)  # the reference's span, its symbol's
+        if high - low <= own:
             continue
+        claim = high - low - own > 1 or in_span
         sentence_start, sentence_end = _sentence(layout, offset)
         # A sentence naming several references cannot say which one its names belong to.
         if (
@@ -533,7 +536,7 @@ def _names(
             if len(names) == _MAX_NAMES:
                 break
         if names:
-            found[index] = tuple(names)
+            found[index] = (tuple(names), claim)
     return found
 
 

@@ -694,6 +694,21 @@ def test_lines_right_after_the_code_span_of_a_path(line, path, start, end):
     assert ref.text == (f"{start}-{end}" if end != start else str(start))
 
 
+@pytest.mark.parametrize(
+    ("line", "texts"),
+    [
+        ("Both, `x.py`:3, 7-9.", ["3", "7-9"]),
+        ("See trainer.py (L36-L43, L50-L60).", ["L36-L43", "L50-L60"]),
+        ("`x.py`:12, 2020 data", ["12"]),  # a list ends where no word goes on
+    ],
+)
+def test_lines_listed_after_a_code_span_or_github_lines(line, texts):
+    """Only the first of the lines was read."""
+    refs = refs_of(line + "\n")
+    assert [ref.text for ref in refs] == texts
+    assert len({ref.path for ref in refs}) == 1
+
+
 @pytest.mark.parametrize("line", ["Call `foo`:3 times.", "`a.py`:10:5 error", "`v1.2`:3 notes"])
 def test_a_code_span_that_is_no_file_before_a_number_stays_silent(line):
     assert refs_of(line + "\n") == []

@@ -920,6 +920,9 @@ def _after_code_span_records(
         end = int(match["end"]) if match["end"] else start
         consumed.add(layout.position(match.start("path")))
         records.append(_apart(line, column, body[begin:finish], path, start, end, None, "phrase"))
+        if finish < len(body) and body[finish] in _LIST_SEPARATORS:  # `x.py`:3, 7-9
+            line_start = layout.line_starts[line - 1]
+            records.extend(_listed(body, finish, line, line_start, path, False))
     return records
 
 
@@ -1163,6 +1166,10 @@ def _phrase_records(
         consumed.add(layout.position(path_offset))
         records.append(_apart(line, column, text[begin:finish], path, start, end, symbol, "phrase"))
         previous = (line, finish, path, path_offset)
+        if lines.right_after_path and finish < len(body) and body[finish] in _LIST_SEPARATORS:
+            # trainer.py (L36-L43, L50-L60)
+            line_start = layout.line_starts[line - 1]
+            records.extend(_listed(body, finish, line, line_start, path, False))
     return records
 
 

@@ -231,19 +231,8 @@ class Prover:
                     ref, names, target.blob, target.blob, place
                 )
                 if named is not None:
-                    # The quote and the symbol the page names disagree: which one is right,
-                    # a person knows; a rewrite would only trade one error for the other.
-                    return [
-                        self._finding(
-                            ref,
-                            target,
-                            "quote-elsewhere",
-                            f"{where} is not in {cited}; it is at {_span(place)}, which does "
-                            f"not hold `{named}`, the symbol the page names",
-                            f"cite the lines of `{named}` or those of the quote, and make the "
-                            "other agree",
-                        )
-                    ]
+                    said = f"{where} is not in {cited}; it is at {_span(place)}"
+                    return self._disagreeing(ref, target, said, named)
                 return [
                     self._finding(
                         ref,
@@ -280,19 +269,11 @@ class Prover:
                     ref, names, target.blob, there, place
                 )
             if named is not None:
-                # Which one is right, the quote or the name the page gives, a person knows.
-                return [
-                    self._finding(
-                        ref,
-                        target,
-                        "quote-elsewhere",
-                        f"{where} is not in '{target.path}' at {_at(target)}; it is in "
-                        f"'{path}' at {_span(place)}, which does not hold `{named}`, the "
-                        "symbol the page names",
-                        f"cite the lines of `{named}` or those of the quote, and make the "
-                        "other agree",
-                    )
-                ]
+                said = (
+                    f"{where} is not in '{target.path}' at {_at(target)}; it is in '{path}' "
+                    f"at {_span(place)}"
+                )
+                return self._disagreeing(ref, target, said, named)
             fix = Fix(path, *_fixed_range(ref, place))
             return [
                 self._finding(
@@ -407,6 +388,20 @@ class Prover:
             markers = comment_markers(path.rsplit(".", 1)[-1])
             index = self._indexes[key] = FileIndex(blob.lines, markers)
         return index
+
+    def _disagreeing(self, ref: CodeRef, target: _Target, said: str, named: str) -> list[Finding]:
+        """A quote found at one place that does not hold ``named``, the name the page gives
+        the code (``said`` says where it is): which of the two is right, a person knows; a
+        rewrite would only trade one error for the other."""
+        return [
+            self._finding(
+                ref,
+                target,
+                "quote-elsewhere",
+                f"{said}, which does not hold `{named}`, the symbol the page names",
+                f"cite the lines of `{named}` or those of the quote, and make the other agree",
+            )
+        ]
 
     def _blob_at(self, target: _Target, path: str) -> BlobText | None:
         """The file ``path`` at the target's commit (None for none, a link or a submodule)."""

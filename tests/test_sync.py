@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.kb.pages import read_page
+from generator.kb.pages import Page, read_page
 from generator.sync.reanchor import DriftStatus, Reanchorer
 from generator.upstream.gitbuild import RepoBuilder, run_git
 from generator.upstream.gitstore import GitStore
@@ -168,18 +168,20 @@ def test_a_reference_writing_its_own_path_moves_beside_lines_that_take_another(s
     """The phrase's lines take the code span's path; the reference after it writes its own
     (the same path, further on): it was held with them, though moving it moves nothing else."""
     root, _, target = synced_kb
-    (root / "docs" / "c.md").write_text(
-        "---\ntitle: C\nupstream: up\n---\n# C\n\n"
-        "`pkg/core.py` (lines 10-13); then pkg/core.py:16-17.\n",
-        "utf-8",
-    )
+    page = _synced_page(root, target, "`pkg/core.py` (lines 10-13); then pkg/core.py:16-17.\n")
+    assert page.body.split("\n\n")[1] == "`pkg/core.py` (lines 13-16); then pkg/other.py:4-5.\n"
+    assert "held_refs" not in page.meta
+
+
+def _synced_page(root: Path, target: str, body: str) -> Page:
+    """Page ``docs/c.md`` of the knowledge base at ``root``, holding ``body``, as a sync of the
+    committed page to ``target`` writes it."""
+    (root / "docs" / "c.md").write_text(f"---\ntitle: C\nupstream: up\n---\n# C\n\n{body}", "utf-8")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "c")
     result = cli(root, "sync", "up", "--no-fetch", "--to", target)
     assert result.returncode == 0, result.stderr
-    page = read_page(root / "docs" / "c.md")
-    assert page.body.split("\n\n")[1] == "`pkg/core.py` (lines 13-16); then pkg/other.py:4-5.\n"
-    assert "held_refs" not in page.meta
+    return read_page(root / "docs" / "c.md")
 
 
 def synced_kb_upstream(root: Path) -> Path:
@@ -456,22 +458,16 @@ def test_a_path_written_once_for_several_references_moves_only_when_all_of_them_
     is held; the others are renumbered where they are. When every one of them moved to one
     file (a rename), the path is rewritten once for them all."""
     root, _, target = synced_kb
-    (root / "docs" / "c.md").write_text(
-        "---\ntitle: C\nupstream: up\n---\n# C\n\n"
+    body = (
         "Both: pkg/core.py:16-17, 10-13.\n\n"
         "| 文件 | 行号 | 行号 |\n|---|---|---|\n| `pkg/core.py` | 16-17 | 10-13 |\n\n"
         "In `pkg/core.py`, gamma (lines 16-17) and beta (lines 10-13).\n\n"
         "Renamed: pkg/old_name.py:1-2, 2.\n\n"
         "| 文件 | 行号 | 行号 |\n|---|---|---|\n| `pkg/old_name.py` | 1-2 | 2 |\n\n"
         "In `pkg/old_name.py`, the function (lines 1-2) and its return (line 2).\n\n"
-        "See lines 1-2 and 2 of pkg/old_name.py.\n",
-        "utf-8",
+        "See lines 1-2 and 2 of pkg/old_name.py.\n"
     )
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "c")
-    result = cli(root, "sync", "up", "--no-fetch", "--to", target)
-    assert result.returncode == 0, result.stderr
-    page = read_page(root / "docs" / "c.md")
+    page = _synced_page(root, target, body)
     assert page.body.split("\n\n")[1:] == [
         "Both: pkg/core.py:16-17, 13-16.",
         "| 文件 | 行号 | 行号 |\n|---|---|---|\n| `pkg/core.py` | 16-17 | 13-16 |",

@@ -619,6 +619,10 @@ def test_a_path_in_brackets_after_a_lines_phrase(line, path, start, end):
         ("在 `x.py` 第 10-20 行实现了 forward，而调用方在第 50 行。", [("x.py", 10, 20)]),
         ("对应 `x.py` 第 3 行和论文伪代码的第 5 行", [("x.py", 3, 3)]),
         ("x.py lines 3-4 of `train()` do it.", [("x.py", 3, 4)]),
+        # The path after the lines, said to hold them, in Chinese.
+        ("`unpack()` 的实现（第 31-37 行）在 toy/data.py 里。", [("toy/data.py", 31, 37)]),
+        ("第 31-37 行位于 `toy/data.py` 中。", [("toy/data.py", 31, 37)]),
+        ("第 3 行在文件中。", []),
         # "and" lists lines, "between ... and" gives a range.
         ("See lines 5 and 20 of x.py.", [("x.py", 5, 5), ("x.py", 20, 20)]),
         ("See lines 5 and 12-16 of x.py.", [("x.py", 5, 5), ("x.py", 12, 16)]),

@@ -854,6 +854,11 @@ _L_LINES_END = re.compile(r"[ \t]*(?:[)）]|[.,;:。，；：](?!\w)|$)", re.MUL
 regularization`` names a norm)."""
 # "lines 9-14 of `x.py`": the path after the phrase, joined to it by a preposition.
 _PATH_AFTER = re.compile(r"[ \t]+(?:of|in|from)[ \t]+(?P<tick>`?)(?P<path>[^\s`,;()]+)(?P=tick)")
+# "（第 31-37 行）在 toy/data.py 里": the path after the phrase, said to hold the lines.
+_PATH_AFTER_ZH = re.compile(
+    r"[ \t]*行?[ \t]*[)）]?[ \t]*(?:在|位于)[ \t]*(?P<tick>`?)(?P<path>[^\s`,;()（）]+)(?P=tick)"
+    r"[ \t]*(?:里|中|内)"
+)
 # "第 23 至 29 行（config.py）", "lines 9-14 (`x.py`)": the path in brackets right after.
 _PATH_IN_BRACKETS = re.compile(
     r"[ \t]*行?[ \t]*[(（][ \t]*(?P<tick>`?)(?P<path>[^\s`,;()（）]+)(?P=tick)[ \t]*[)）]"
@@ -1280,7 +1285,7 @@ def _path_after(body: str, finish: int) -> tuple[str, int, bool] | None:
     """The file path a lines phrase ending at ``finish`` names after it ("lines 9-14 of
     `x.py`", "line 9 in x.py", "第 9-14 行（x.py）"), where the path starts, and whether it
     is in brackets."""
-    match = _PATH_AFTER.match(body, finish)
+    match = _PATH_AFTER.match(body, finish) or _PATH_AFTER_ZH.match(body, finish)
     bracketed = match is None
     if bracketed:
         match = _PATH_IN_BRACKETS.match(body, finish)

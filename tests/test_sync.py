@@ -173,6 +173,24 @@ def test_a_reference_writing_its_own_path_moves_beside_lines_that_take_another(s
     assert "held_refs" not in page.meta
 
 
+def test_lines_with_their_path_written_after_them_follow_their_code_to_another_file(synced_kb):
+    """`lines 16-17 of pkg/core.py` was held when its code moved file: only a path written
+    before the lines was rewritten with them."""
+    root, _, target = synced_kb
+    page = _synced_page(
+        root,
+        target,
+        "Gamma is lines 16-17 of pkg/core.py.\n\n`gamma` is pkg/core.py (L16-L17).\n\n"
+        "（第 16-17 行）在 pkg/core.py 里。\n",
+    )
+    assert page.body.split("\n\n")[1:] == [
+        "Gamma is lines 4-5 of pkg/other.py.",
+        "`gamma` is pkg/other.py (L4-L5).",
+        "（第 4-5 行）在 pkg/other.py 里。\n",
+    ]
+    assert "held_refs" not in page.meta
+
+
 def _synced_page(root: Path, target: str, body: str) -> Page:
     """Page ``docs/c.md`` of the knowledge base at ``root``, holding ``body``, as a sync of the
     committed page to ``target`` writes it."""
@@ -475,17 +493,11 @@ def test_a_path_written_once_for_several_references_moves_only_when_all_of_them_
         "Renamed: pkg/new_name.py:1-2, 2.",
         "| 文件 | 行号 | 行号 |\n|---|---|---|\n| `pkg/new_name.py` | 1-2 | 2 |",
         "In `pkg/new_name.py`, the function (lines 1-2) and its return (line 2).",
-        # The path after the lines cannot be rewritten with them: both are held.
-        "See lines 1-2 and 2 of pkg/old_name.py.\n",
+        # The path after the lines, written once, moves for both.
+        "See lines 1-2 and 2 of pkg/new_name.py.\n",
     ]
     held = [(entry["ref"], entry["occurrence"]) for entry in page.meta["held_refs"]]
-    assert held == [
-        ("pkg/core.py:16-17", 1),
-        ("16-17", 1),
-        ("16-17", 2),
-        ("1-2", 3),
-        ("2", 4),
-    ]
+    assert held == [("pkg/core.py:16-17", 1), ("16-17", 1), ("16-17", 2)]
     assert {entry["candidate"] for entry in page.meta["held_refs"][:3]} == {"pkg/other.py:4-5"}
     check = cli(root, "verify", "docs/c.md")
     assert check.returncode == 0, check.stdout

@@ -123,11 +123,15 @@ def rewrite_apart(
     """For a reference whose path is written apart from its lines (``x.py (lines 10-20)``, a
     table's path cell), moved to ``new_path``: the edits of the page line ``line`` (the
     reference's lines at ``column``, 1-based) that rewrite both, as (start, end, text) in the
-    line; None when the path is not written exactly once before the lines on that line."""
+    line; None when the path is not written exactly once before the lines on that line, or,
+    with none before, once after them (``lines 38-41 of x.py``)."""
     if ref.style not in APART or ref.start is None:
         return None
     offset = column - 1
     written = _written_at(line[:offset], ref.path)
+    if not written:
+        after = offset + len(ref.text)
+        written = [after + at for at in _written_at(line[after:], ref.path)]
     if len(written) != 1:
         return None
     at = written[0]

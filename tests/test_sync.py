@@ -181,12 +181,15 @@ def test_lines_with_their_path_written_after_them_follow_their_code_to_another_f
         root,
         target,
         "Gamma is lines 16-17 of pkg/core.py.\n\n`gamma` is pkg/core.py (L16-L17).\n\n"
-        "（第 16-17 行）在 pkg/core.py 里。\n",
+        "（第 16-17 行）在 pkg/core.py 里。\n\n"
+        # The path the phrase takes is the one after it: the one before stays as written.
+        "From pkg/core.py, see lines 16-17 of pkg/core.py.\n",
     )
     assert page.body.split("\n\n")[1:] == [
         "Gamma is lines 4-5 of pkg/other.py.",
         "`gamma` is pkg/other.py (L4-L5).",
-        "（第 4-5 行）在 pkg/other.py 里。\n",
+        "（第 4-5 行）在 pkg/other.py 里。",
+        "From pkg/core.py, see lines 4-5 of pkg/other.py.\n",
     ]
     assert "held_refs" not in page.meta
 

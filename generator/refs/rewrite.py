@@ -44,6 +44,15 @@ def written_once(line: str, path: str) -> bool:
     return len(_written_at(line, path)) == 1
 
 
+_NAMED_AFTER = re.compile(
+    r"""(?:[ \t]*(?:,|and|&)[ \t]*(?:and[ \t]+)?\d+(?:[ \t]*[-–—~～〜][ \t]*\d+)?)*  # more lines
+    [ \t]*行?[ \t]*(?:[)）]?[ \t]*(?:of|in|from|在|位于)[ \t]+|[(（][ \t]*)`?""",
+    re.VERBOSE,
+)
+"""What joins a lines phrase (and the lines listed after it) to the path it names after them
+(see `extract.refs._path_after`)."""
+
+
 def _written_at(text: str, path: str) -> list[int]:
     """Where ``path`` is written in ``text`` as a path of its own, not as a part of another."""
     return [m.start() for m in re.finditer(rf"(?<![\w./~-]){re.escape(path)}(?![\w/])", text)]
@@ -123,18 +132,20 @@ def rewrite_apart(
     """For a reference whose path is written apart from its lines (``x.py (lines 10-20)``, a
     table's path cell), moved to ``new_path``: the edits of the page line ``line`` (the
     reference's lines at ``column``, 1-based) that rewrite both, as (start, end, text) in the
-    line; None when the path is not written exactly once before the lines on that line, or,
-    with none before, once after them (``lines 38-41 of x.py``)."""
+    line; None when the path is not written exactly once before the lines on that line, nor
+    named by them right after (``lines 38-41 of x.py``)."""
     if ref.style not in APART or ref.start is None:
         return None
     offset = column - 1
-    written = _written_at(line[:offset], ref.path)
-    if not written:
-        after = offset + len(ref.text)
-        written = [after + at for at in _written_at(line[after:], ref.path)]
-    if len(written) != 1:
-        return None
-    at = written[0]
+    after = offset + len(ref.text)
+    named_after = _NAMED_AFTER.match(line, after)
+    if ref.style == "phrase" and named_after and line.startswith(ref.path, named_after.end()):
+        at = named_after.end()  # "lines 38-41 of x.py": the path the phrase took
+    else:
+        written = _written_at(line[:offset], ref.path)
+        if len(written) != 1:
+            return None
+        at = written[0]
     moved = _moved_path(ref, ref.path, old_path, new_path)
     numbers = _renumber(ref.text, start, end)
     return [(at, at + len(ref.path), moved), (offset, offset + len(ref.text), numbers)]

@@ -410,7 +410,7 @@ class Truth:
         return ("unique" if occurrences == 1 else "duplicated"), location
 
 
-HELD = ("changed", "deleted", "ambiguous")
+HELD = ("changed", "deleted", "ambiguous", "relocated")
 _CODE_SPAN = re.compile(r"`([^`]+)`")
 _LINK = re.compile(r"\]\(#([^)]+)\)")
 

@@ -502,8 +502,13 @@ def test_a_path_written_once_for_several_references_moves_only_when_all_of_them_
     held = [(entry["ref"], entry["occurrence"]) for entry in page.meta["held_refs"]]
     assert held == [("pkg/core.py:16-17", 1), ("16-17", 1), ("16-17", 2)]
     assert {entry["candidate"] for entry in page.meta["held_refs"][:3]} == {"pkg/other.py:4-5"}
+    # Held for how its path is written, not for what its code became: it only moved.
+    assert {entry["status"] for entry in page.meta["held_refs"]} == {"relocated"}
     check = cli(root, "verify", "docs/c.md")
     assert check.returncode == 0, check.stdout
+    assert "because its code was relocated; candidate at the new pin: pkg/other.py:4-5" in (
+        check.stdout
+    )
     # The next sync would release the held reference to where its code went, moving the path
     # the renumbered one still needs.
     git(root, "commit", "-q", "-am", "synced")

@@ -263,7 +263,15 @@ def _print_sync_summary(plan, dry_run: bool) -> None:  # type: ignore[no-untyped
     counts = plan.counts()
     parts = ", ".join(
         f"{counts[key]} {key}"
-        for key in ("unchanged", "moved", "changed", "deleted", "ambiguous", "was-broken")
+        for key in (
+            "unchanged",
+            "moved",
+            "changed",
+            "deleted",
+            "ambiguous",
+            "was-broken",
+            "relocated",
+        )
         if counts[key]
     )
     verb = "would re-anchor" if dry_run else "re-anchored"

@@ -51,6 +51,9 @@ class DriftStatus(enum.Enum):
     DELETED = "deleted"
     AMBIGUOUS = "ambiguous"
     WAS_BROKEN = "was-broken"
+    RELOCATED = "relocated"
+    """Moved unchanged to another file, where the page's way of writing the path cannot
+    follow it (apart from its lines, or written once for other references too)."""
 
     def __str__(self) -> str:
         return self.value

@@ -159,7 +159,13 @@ class PagePlan:
         return [d for d in self.drifts if d.drift.status in HELD]
 
 
-HELD = (DriftStatus.CHANGED, DriftStatus.DELETED, DriftStatus.AMBIGUOUS, DriftStatus.WAS_BROKEN)
+HELD = (
+    DriftStatus.CHANGED,
+    DriftStatus.DELETED,
+    DriftStatus.AMBIGUOUS,
+    DriftStatus.WAS_BROKEN,
+    DriftStatus.RELOCATED,
+)
 """The classes a sync holds at the old commit for review rather than rewrites. A reference
 already wrong at the old commit is held too: left as written but checked at the new pin, its
 lines might hold something there and pass, though nobody corrected it."""
@@ -561,7 +567,7 @@ def _held_for(drift: Drift, path: str, why: str) -> Drift:
     """``drift``, which would have moved a reference, held instead because of ``why``."""
     return replace(
         drift,
-        status=DriftStatus.CHANGED,
+        status=DriftStatus.RELOCATED,
         reason=f"{drift.reason}; {why}",
         candidates=[(drift.new_path or path, drift.new_start or 0, drift.new_end or 0)],
     )

@@ -626,6 +626,7 @@ def test_a_path_in_brackets_after_a_lines_phrase(line, path, start, end):
         # "and" lists lines, "between ... and" gives a range.
         ("See lines 5 and 20 of x.py.", [("x.py", 5, 5), ("x.py", 20, 20)]),
         ("See lines 5 and 12-16 of x.py.", [("x.py", 5, 5), ("x.py", 12, 16)]),
+        ("Either lines 5-9 or 12-16 of x.py.", [("x.py", 5, 9), ("x.py", 12, 16)]),
         ("It is between lines 5 and 20 of x.py.", [("x.py", 5, 20)]),
         # A list is one when a path or a bracket closes it: not a year after it.
         ("x.py lines 10 and 20, 2024.", [("x.py", 10, 10)]),

@@ -45,7 +45,8 @@ def written_once(line: str, path: str) -> bool:
 
 
 _NAMED_AFTER = re.compile(
-    r"""(?:[ \t]*(?:,|and|&)[ \t]*(?:and[ \t]+)?\d+(?:[ \t]*[-–—~～〜][ \t]*\d+)?)*  # more lines
+    r"""(?:[ \t]*(?:,|and|or|&)[ \t]*(?:(?:and|or)[ \t]+)?  # more lines
+    \d+(?:[ \t]*[-–—~～〜][ \t]*\d+)?)*
     [ \t]*行?[ \t]*(?:[)）]?[ \t]*(?:of|in|from|在|位于)[ \t]+|[(（][ \t]*)`?""",
     re.VERBOSE,
 )

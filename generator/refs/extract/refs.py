@@ -1225,11 +1225,11 @@ def _lines_of(
 
 
 _MORE_LINES = re.compile(
-    r"""[ \t]*(?:,[ \t]*(?:and[ \t]+)?|and[ \t]+|&[ \t]*)(?P<start>\d{1,9})
+    r"""[ \t]*(?:,[ \t]*(?:(?:and|or)[ \t]+)?|(?:and|or)[ \t]+|&[ \t]*)(?P<start>\d{1,9})
     (?:[ \t]*[-–—~～〜][ \t]*(?P<end>\d{1,9}))?(?![\d:.]\d)""",
     re.VERBOSE,
 )
-"""A further range of an English lines phrase: ``lines 5-9, 12-16 and 20``."""
+"""A further range of an English lines phrase: ``lines 5-9, 12-16 and 20`` (or ``or 20``)."""
 _LIST_CLOSED = re.compile(r"[ \t]*[)）]")
 
 

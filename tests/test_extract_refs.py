@@ -623,6 +623,14 @@ def test_a_path_in_brackets_after_a_lines_phrase(line, path, start, end):
         ("`unpack()` 的实现（第 31-37 行）在 toy/data.py 里。", [("toy/data.py", 31, 37)]),
         ("第 31-37 行位于 `toy/data.py` 中。", [("toy/data.py", 31, 37)]),
         ("第 3 行在文件中。", []),
+        # A Chinese list of lines.
+        ("x.py 第 5、12 行", [("x.py", 5, 5), ("x.py", 12, 12)]),
+        (
+            "在 x.py 中，第 5、12-16、20 行是辅助函数。",
+            [("x.py", 5, 5), ("x.py", 12, 16), ("x.py", 20, 20)],
+        ),
+        ("第 5-9、12-16 行（x.py）", [("x.py", 5, 9), ("x.py", 12, 16)]),
+        ("共 2、3 行。", []),
         # "and" lists lines, "between ... and" gives a range.
         ("See lines 5 and 20 of x.py.", [("x.py", 5, 5), ("x.py", 20, 20)]),
         ("See lines 5 and 12-16 of x.py.", [("x.py", 5, 5), ("x.py", 12, 16)]),

@@ -486,7 +486,8 @@ def test_a_path_written_once_for_several_references_moves_only_when_all_of_them_
         "Renamed: pkg/old_name.py:1-2, 2.\n\n"
         "| 文件 | 行号 | 行号 |\n|---|---|---|\n| `pkg/old_name.py` | 1-2 | 2 |\n\n"
         "In `pkg/old_name.py`, the function (lines 1-2) and its return (line 2).\n\n"
-        "See lines 1-2 and 2 of pkg/old_name.py.\n"
+        "See lines 1-2 and 2 of pkg/old_name.py.\n\n"
+        "第 1-2、2 行（pkg/old_name.py）\n"
     )
     page = _synced_page(root, target, body)
     assert page.body.split("\n\n")[1:] == [
@@ -497,7 +498,8 @@ def test_a_path_written_once_for_several_references_moves_only_when_all_of_them_
         "| 文件 | 行号 | 行号 |\n|---|---|---|\n| `pkg/new_name.py` | 1-2 | 2 |",
         "In `pkg/new_name.py`, the function (lines 1-2) and its return (line 2).",
         # The path after the lines, written once, moves for both.
-        "See lines 1-2 and 2 of pkg/new_name.py.\n",
+        "See lines 1-2 and 2 of pkg/new_name.py.",
+        "第 1-2、2 行（pkg/new_name.py）\n",
     ]
     held = [(entry["ref"], entry["occurrence"]) for entry in page.meta["held_refs"]]
     assert held == [("pkg/core.py:16-17", 1), ("16-17", 1), ("16-17", 2)]

@@ -45,7 +45,7 @@ def written_once(line: str, path: str) -> bool:
 
 
 _NAMED_AFTER = re.compile(
-    r"""(?:[ \t]*(?:,|and|or|&)[ \t]*(?:(?:and|or)[ \t]+)?  # more lines
+    r"""(?:[ \t]*(?:,|，|、|and|or|&)[ \t]*(?:(?:and|or)[ \t]+)?  # more lines
     \d+(?:[ \t]*[-–—~～〜][ \t]*\d+)?)*
     [ \t]*行?[ \t]*(?:[)）]?[ \t]*(?:of|in|from|在|位于)[ \t]+|[(（][ \t]*)`?""",
     re.VERBOSE,

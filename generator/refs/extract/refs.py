@@ -1118,7 +1118,9 @@ def _phrase_records(
             lines = _lines_of(match, match.start(named[0]), named)
             if found and found[-1].begin == lines.begin:
                 found.pop()  # "第9行到第14行": the first 行 ended "第9行", the second the range
-            found.append(lines)
+            listed = _listed_before(body, lines, window_start) if named[0] == "rstart" else []
+            found.extend(listed)
+            found.append(lines._replace(first=listed[0].first) if listed else lines)
         position = body.find("行", position + 1)
     found.sort()
     text = layout.text
@@ -1207,6 +1209,33 @@ _NAME_RIGHT_BEFORE = re.compile(
     r"`([^`\n]+)`[ \t]*[(（]?[ \t]*(?:[Ll]ines?|ll\.|(?:在|位于|见|于)?[ \t]*第)?[ \t]*$"
 )
 """A code span right before a lines phrase (``g()` (lines``), whose name the lines cite."""
+
+
+_LISTED_BEFORE = re.compile(
+    r"""第[ \t]*(?P<items>\d{1,9}(?:[ \t]*[-–—~～〜至到][ \t]*\d{1,9})?
+    (?:[ \t]*[、,，][ \t]*\d{1,9}(?:[ \t]*[-–—~～〜至到][ \t]*\d{1,9})?)*)[ \t]*[、,，][ \t]*$""",
+    re.VERBOSE,
+)
+_LISTED_ITEM = re.compile(r"(?P<start>\d{1,9})(?:[ \t]*[-–—~～〜至到][ \t]*(?P<end>\d{1,9}))?")
+
+
+def _listed_before(body: str, lines: _Lines, lowest: int) -> list[_Lines]:
+    """The lines a Chinese phrase lists before its last ones (``第 5、12-16 行``: 5, before
+    12-16), which all take the path the phrase takes."""
+    match = _LISTED_BEFORE.search(body, max(lowest, lines.begin - 80), lines.begin)
+    if match is None:
+        return []
+    return [
+        _Lines(
+            item.start(),
+            item.end(),
+            int(item["start"]),
+            int(item["end"] or item["start"]),
+            match.start(),
+            lines.last,
+        )
+        for item in _LISTED_ITEM.finditer(body, match.start("items"), match.end("items"))
+    ]
 
 
 def _lines_of(

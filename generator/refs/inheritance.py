@@ -56,6 +56,12 @@ def _bases(line: str, after: int) -> list[str] | None:
     return names
 
 
+def class_named(line: str) -> str | None:
+    """The name of the class whose header ``line`` is, if it is one."""
+    match = _HEADER.match(line)
+    return None if match is None else match["name"]
+
+
 class ClassIndex:
     """The bases of every class the header lines declare, by class name."""
 

@@ -53,6 +53,7 @@ from generator.refs.resolve import (
     Resolver,
     definitions,
     first_use,
+    last_name,
     symbol_definitions,
 )
 from generator.upstream.gitstore import BlobText, GitStore, identifier_columns
@@ -655,11 +656,11 @@ def _symbol_elsewhere(ref: CodeRef, blob: BlobText, place: Placement) -> str | N
     neither lies in a definition of it nor uses it (in code), else None."""
     if not ref.symbol or blob.is_binary:
         return None
-    name = _last(ref.symbol)
+    name = last_name(ref.symbol)
     if blob.occurs_in_code(name, place.first, place.last):
         return None
     spans = symbol_definitions(blob.line_tuple, ref.symbol)
-    return None if any(a <= place.first and place.last <= b for a, b in spans) else name
+    return None if _within(spans, place) else name
 
 
 def _not_defined_there(ref: CodeRef, there: BlobText, place: Placement) -> str | None:
@@ -668,9 +669,9 @@ def _not_defined_there(ref: CodeRef, there: BlobText, place: Placement) -> str |
     None. A mere use does not count there: ``torch.save(...)`` is no ``Actor.save``."""
     if not ref.symbol or there.is_binary:
         return None
-    name = _last(ref.symbol)
+    name = last_name(ref.symbol)
     spans = definitions(there.line_tuple, name)
-    return None if any(a <= place.first and place.last <= b for a, b in spans) else name
+    return None if _within(spans, place) else name
 
 
 def _defined_in_range(
@@ -684,21 +685,20 @@ def _defined_in_range(
     if ref.symbol or not names or cited.is_binary or there.is_binary:
         return None
     assert ref.start is not None and ref.end is not None
-    for name in map(_last, names):
+    for name in map(last_name, names):
         defined = definitions(cited.line_tuple, name)
         if not any(first <= ref.end and ref.start <= last for first, last in defined):
             continue
         elsewhere = definitions(there.line_tuple, name)
-        if there.occurs_in_code(name, place.first, place.last) or any(
-            a <= place.first and place.last <= b for a, b in elsewhere
-        ):
+        if there.occurs_in_code(name, place.first, place.last) or _within(elsewhere, place):
             continue
         return name
     return None
 
 
-def _last(symbol: str) -> str:
-    return symbol.replace("::", ".").rsplit(".", 1)[-1]
+def _within(spans: list[tuple[int, int]], place: Placement) -> bool:
+    """Whether ``place`` lies inside one of the line ``spans`` (definitions)."""
+    return any(first <= place.first and place.last <= last for first, last in spans)
 
 
 def _both_python(cited: str, other: str) -> bool:

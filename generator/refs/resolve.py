@@ -892,7 +892,7 @@ class Resolver:
                 if len(candidates) == 1:
                     return candidates
         if ref.symbol and ref.start is not None and ref.end is not None:
-            name = _last_name(ref.symbol)
+            name = last_name(ref.symbol)
             holding = []
             for upstream, path in candidates:
                 blob = self._blob(upstream, self.commit_for(upstream, context), path)
@@ -1119,7 +1119,7 @@ class Resolver:
     def _check_symbol(self, result: ResolvedRef, blob: BlobText, path: str, at: str) -> None:
         ref = result.ref
         assert ref.symbol and ref.start is not None and ref.end is not None
-        name = _last_name(ref.symbol)
+        name = last_name(ref.symbol)
         python = path.endswith((".py", ".pyi"))
         owner = _owner(ref.symbol)
         spans = symbol_definitions(blob.line_tuple, ref.symbol) if owner else []
@@ -1230,7 +1230,7 @@ class Resolver:
         assert ref.symbol
         if blob.is_binary:
             return
-        name = _last_name(ref.symbol)
+        name = last_name(ref.symbol)
         if symbol_definitions(blob.line_tuple, ref.symbol):
             return
         owner = _owner(ref.symbol)
@@ -1385,7 +1385,8 @@ def _normal_path(path: str) -> str:
     return posixpath.normpath(path)
 
 
-def _last_name(symbol: str) -> str:
+def last_name(symbol: str) -> str:
+    """``sleep`` of ``FSDPActor.sleep`` or ``actor.FSDPActor::sleep``."""
     return symbol.replace("::", ".").rsplit(".", 1)[-1]
 
 
@@ -1498,12 +1499,8 @@ def _class_holding(lines: tuple[str, ...], name: str, start: int, end: int) -> s
         for line in reversed(lines[:header]):
             stripped = line.lstrip()
             if stripped and not stripped.startswith("#") and len(line) - len(stripped) < indent:
-                match = _CLASS_HEADER.match(line)
-                return match["name"] if match else None
+                return inheritance.class_named(line)
     return None
-
-
-_CLASS_HEADER = re.compile(r"[ \t]*class[ \t]+(?P<name>[A-Za-z_]\w*)")
 
 
 def _owner(symbol: str) -> str | None:
@@ -1528,7 +1525,7 @@ def _spans_text(path: str, spans: list[tuple[int, int]]) -> str:
 def symbol_definitions(lines: tuple[str, ...], symbol: str) -> list[tuple[int, int]]:
     """The definitions of a possibly qualified symbol: for ``Actor.sleep``, the ``sleep``
     methods inside ``class Actor``; for a plain name, every definition of it."""
-    name = _last_name(symbol)
+    name = last_name(symbol)
     spans = definitions(lines, name)
     owner = _owner(symbol)
     if owner is None or not spans:

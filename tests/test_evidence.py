@@ -831,6 +831,31 @@ def test_a_quote_and_a_symbol_that_disagree_get_no_fix(actor_kb: KB) -> None:
     assert finding.fix == ("lib/actor.py", 15, 21)
 
 
+def test_a_range_off_by_a_few_is_one_finding_with_its_fix(actor_kb: KB) -> None:
+    """Lines 18-24 miss `sleep`'s `def` and run into `wake_up`: the quote's proven lines hold
+    `sleep`, so the fix settles the symbol's finding too, and only the finding with the fix
+    is reported, once, for a plain name and for one with its class."""
+    for named in ("`sleep()`", "`Actor.sleep`"):
+        actor_kb.page("a.md", f"{named} (lib/actor.py:18-24):\n\n{SLEEP_QUOTE}\n")
+        (finding,) = findings(actor_kb)
+        assert finding.check == "quote-elsewhere", named
+        assert finding.fix == ("lib/actor.py", 15, 21)
+    actor_kb.page("a.md", "`sleep()` (lib/actor.py:18-24) frees the memory.\n")
+    assert [f.check for f in findings(actor_kb)] == ["symbol-not-in-range"]
+
+
+def test_a_quote_of_another_class_method_gets_no_fix(actor_kb: KB) -> None:
+    """The page names `Critic.sleep` and quotes `Actor.sleep`: moving the range to the quote
+    would cite another class's method under the name; a person picks which is meant."""
+    actor_kb.page("a.md", f"`Critic.sleep` (lib/actor.py:18-24):\n\n{SLEEP_QUOTE}\n")
+    by_check = {f.check: f for f in findings(actor_kb)}
+    assert set(by_check) == {"quote-elsewhere", "symbol-not-in-range"}
+    assert by_check["quote-elsewhere"].fix is None
+    assert "which does not hold `Critic.sleep`, the symbol the page names" in (
+        by_check["quote-elsewhere"].message
+    )
+
+
 def test_a_commit_named_from_a_page_pinned_apart_counts_from_the_page_pin(kb: KB) -> None:
     """A page pinned to its own commit (a PR's head) is checked there, not at the manifest's
     pin: "1 commit after the pin" would count from the wrong commit."""

@@ -54,7 +54,6 @@ from generator.refs.resolve import (
     definitions,
     first_use,
     last_name,
-    symbol_definitions,
 )
 from generator.upstream.gitstore import BlobText, GitStore, identifier_columns
 from generator.upstream.manifest import ConfigError
@@ -228,7 +227,7 @@ class Prover:
                         )
                     ]
                 fix = Fix(target.path, *_fixed_range(ref, place))
-                named = _symbol_elsewhere(ref, target.blob, place) or _defined_in_range(
+                named = self._symbol_missing(ref, target, fix, target.blob) or _defined_in_range(
                     ref, names, target.blob, target.blob, place
                 )
                 if named is not None:
@@ -264,10 +263,13 @@ class Prover:
         if unique is not None:
             path, place = unique
             there = self._blob_at(target, path)
+            fix = Fix(path, *_fixed_range(ref, place))
             named = None
             if there is not None and _both_python(target.path, path):
-                named = _not_defined_there(ref, there, place) or _defined_in_range(
-                    ref, names, target.blob, there, place
+                named = (
+                    _not_defined_there(ref, there, place)
+                    or self._symbol_missing(ref, target, fix, there)
+                    or _defined_in_range(ref, names, target.blob, there, place)
                 )
             if named is not None:
                 said = (
@@ -275,7 +277,6 @@ class Prover:
                     f"at {_span(place)}"
                 )
                 return self._disagreeing(ref, target, said, named)
-            fix = Fix(path, *_fixed_range(ref, place))
             return [
                 self._finding(
                     ref,
@@ -403,6 +404,18 @@ class Prover:
                 f"cite the lines of `{named}` or those of the quote, and make the other agree",
             )
         ]
+
+    def _symbol_missing(
+        self, ref: CodeRef, target: _Target, fix: Fix, blob: BlobText
+    ) -> str | None:
+        """The symbol named beside the reference, when the lines ``fix`` proposes (of
+        ``blob``) fail the check the resolver makes of it (neither a use of it in code nor
+        inside its definition, or another class's method), else None."""
+        if not ref.symbol or self.stores.symbol_holds(
+            ref, target.upstream, target.commit, fix, blob
+        ):
+            return None
+        return ref.symbol
 
     def _blob_at(self, target: _Target, path: str) -> BlobText | None:
         """The file ``path`` at the target's commit (None for none, a link or a submodule)."""
@@ -649,18 +662,6 @@ def _unchecked_reason(quote: Quote, target: _Target) -> str | None:
     if _BINARY.search(quote.text):
         return f"the quote at line {quote.line} holds control characters; it is not compared"
     return None
-
-
-def _symbol_elsewhere(ref: CodeRef, blob: BlobText, place: Placement) -> str | None:
-    """The symbol named beside the reference, when the quote's place in the cited file
-    neither lies in a definition of it nor uses it (in code), else None."""
-    if not ref.symbol or blob.is_binary:
-        return None
-    name = last_name(ref.symbol)
-    if blob.occurs_in_code(name, place.first, place.last):
-        return None
-    spans = symbol_definitions(blob.line_tuple, ref.symbol)
-    return None if _within(spans, place) else name
 
 
 def _not_defined_there(ref: CodeRef, there: BlobText, place: Placement) -> str | None:

@@ -21,12 +21,12 @@ import functools
 import posixpath
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from generator.checks import severity_of
 from generator.files import shown_path
-from generator.model import CodeRef, Finding, Quote, RefForm, ResolvedRef, Upstream
+from generator.model import CodeRef, Finding, Fix, Quote, RefForm, ResolvedRef, Upstream
 from generator.refs import inheritance
 from generator.refs.extract.refs import RefRecord
 from generator.refs.quote import FileIndex, is_strong, placements, prepare
@@ -1200,6 +1200,23 @@ class Resolver:
             self._add(
                 result, "symbol-not-found", f"`{ref.symbol}` does not occur in '{path}' at {at}"
             )
+
+    def symbol_holds(
+        self, ref: CodeRef, upstream: Upstream, commit: str, fix: Fix, blob: BlobText
+    ) -> bool:
+        """Whether the symbol named beside ``ref`` passes the check of `_check_symbol` at the
+        lines ``fix`` proposes (``blob`` is its file at ``commit``): a rewrite to them must not
+        trade one finding for another, such as `Critic.sleep` cited at `Actor.sleep`."""
+        if not ref.symbol or blob.is_binary:
+            return True
+        trial = ResolvedRef(
+            replace(ref, path=fix.path, start=fix.start, end=fix.end),
+            upstream.name,
+            commit,
+            fix.path,
+        )
+        self._check_symbol(trial, blob, fix.path, f"{upstream.name}@{commit[:7]}")
+        return not trial.findings
 
     def _inherits(self, result: ResolvedRef, owner: str, holder: str) -> bool:
         """Whether class ``owner``, as the upstream's Python code declares it at the

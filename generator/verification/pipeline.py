@@ -857,30 +857,29 @@ class Verifier:
                 text = record[2]
                 occurrence = occurrences[text] = occurrences.get(text, 0) + 1
                 held_ref = held.get((text, occurrence))
+            found: list[Finding] = []
             if held_ref is None:
                 verdict = known.get(keys[index])
                 if verdict is None:
                     verdict = resolver.verdict(CodeRef(display, *record), context, known)
                 if verdict.findings:
                     found = relocated_findings(CodeRef(display, *record), verdict)
-                    findings[index] = found
-                    page_findings.extend(found)
             else:
                 ref = CodeRef(display, *record)
                 matched.add((held_ref.text, held_ref.occurrence))
                 verdict = resolver.resolve(ref, context.held_at(held_ref))
                 verdict.findings.append(_held_finding(ref, held_ref))
-                findings[index] = verdict.findings
-                page_findings.extend(verdict.findings)
+                found = verdict.findings
             if evidence and index in evidence:
                 proof = self.prover.prove(
                     CodeRef(display, *record), verdict, evidence[index], context
                 )
                 if proof and held_ref is not None:
                     proof = [_at_held_commit(finding, held_ref) for finding in proof]
-                if proof:
-                    findings[index] = [*findings.get(index, ()), *proof]
-                    page_findings.extend(proof)
+                found = [*_not_fixed_by(proof, found), *proof]
+            if found:
+                findings[index] = found
+                page_findings.extend(found)
             verdicts.append(verdict)
         for key, held_ref in held.items():
             if key not in matched:
@@ -985,6 +984,19 @@ def _at_held_commit(finding: Finding, held: HeldRef) -> Finding:
         "held it; at the pin, cite where the code is now (see ref-needs-review)",
         fix=None,
     )
+
+
+_SYMBOL_CHECKS = frozenset({"symbol-not-in-range", "symbol-not-found"})
+
+
+def _not_fixed_by(proof: list[Finding], found: list[Finding]) -> list[Finding]:
+    """``found`` (a reference's findings from resolving it) without those the fix its quote
+    proves settles too: `Prover` proposes only lines where the symbol named beside the
+    reference passes the resolver's check, so a finding that it is not in the cited lines
+    would repeat the mistake the fix is for. One finding per mistake, the one with the fix."""
+    if not any(finding.fix is not None for finding in proof):
+        return found
+    return [finding for finding in found if finding.check not in _SYMBOL_CHECKS]
 
 
 def _held_finding(ref: CodeRef, held: HeldRef) -> Finding:

@@ -102,6 +102,26 @@ def test_init_into_a_file_is_a_clear_error(tmp_path):
         init_knowledge_base(tmp_path / "notes")
 
 
+def test_init_under_a_file_or_where_nothing_can_be_made_is_an_error_not_a_crash(tmp_path):
+    (tmp_path / "afile").write_text("x", "utf-8")
+    result = kb("init", "afile/sub", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "afile is a file, not a directory; nothing was written" in result.stderr
+    empty = kb("init", "", cwd=tmp_path)
+    assert empty.returncode == 2 and "DIRECTORY: is empty" in empty.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_init_that_fails_half_way_takes_back_what_it_wrote(tmp_path):
+    """A file where the workflow's folder goes: the files written before it are removed, and
+    so are the directories made for them."""
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / ".github").write_text("not a folder", "utf-8")
+    with pytest.raises(ConfigError, match=r"cannot write the knowledge base into .*nothing was"):
+        init_knowledge_base(tmp_path / "kb")
+    assert [p.name for p in (tmp_path / "kb").iterdir()] == [".github"]
+
+
 def test_init_into_a_directory_named_in_chinese(tmp_path):
     """Its name titles the site; the first spec's folder, named in ASCII, takes the default."""
     root = tmp_path / "知识库"

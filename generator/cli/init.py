@@ -22,11 +22,22 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "written (exit status 2).",
     )
     init.add_argument(
-        "directory", type=Path, metavar="DIRECTORY", help="where to create it (made if missing)"
+        "directory",
+        type=_directory,
+        metavar="DIRECTORY",
+        help="where to create it (made if missing; '.' for the current directory)",
     )
     init.add_argument(
         "--name", metavar="NAME", help="the site's name (default: from the directory's name)"
     )
+
+
+def _directory(text: str) -> Path:
+    """DIRECTORY as given: an empty one (an unset variable in ``kb init "$DIR"``) is refused
+    rather than taken for the current directory."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty; give a directory ('.' for this one)")
+    return Path(text)
 
 
 def run_init(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ the lifecycle fields, the spec, its kind, level and paths, and a body skeleton f
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import re
@@ -399,21 +400,70 @@ def init_knowledge_base(
         "date": date,
         "requirement": line,
     }
+    made = _made_directories(root)
     written: list[Path] = []
-    config_files = [rel for rel in _STARTER_FILES if rel.startswith(".lean-spec/")]
-    for rel in config_files:  # the spec is numbered and filled from LeanSpec's configuration
-        atomic_write(root / rel, (STARTER / _STARTER_FILES[rel]).read_bytes())
-        written.append(Path(rel))
-    spec = new_spec(root, slug, title=site_name, status="in-progress", today=today)
-    values["spec_id"] = spec.id
-    written.append(spec.path.relative_to(root))
-    for rel, starter in _STARTER_FILES.items():
-        if rel in config_files:
-            continue
-        text = _fill((STARTER / starter).read_text("utf-8"), values)
-        atomic_write(root / rel, text.encode("utf-8"))
-        written.append(Path(rel))
+    try:
+        config_files = [rel for rel in _STARTER_FILES if rel.startswith(".lean-spec/")]
+        for rel in config_files:  # the spec is numbered and filled from LeanSpec's configuration
+            atomic_write(root / rel, (STARTER / _STARTER_FILES[rel]).read_bytes())
+            written.append(Path(rel))
+        spec = new_spec(root, slug, title=site_name, status="in-progress", today=today)
+        values["spec_id"] = spec.id
+        written.append(spec.path.relative_to(root))
+        for rel, starter in _STARTER_FILES.items():
+            if rel in config_files:
+                continue
+            text = _fill((STARTER / starter).read_text("utf-8"), values)
+            atomic_write(root / rel, text.encode("utf-8"))
+            written.append(Path(rel))
+    except OSError as error:
+        _take_back(root, written, made)
+        raise ConfigError(
+            f"cannot write the knowledge base into {root}: {error.strerror or error}; "
+            "nothing was written",
+            hint="choose a directory you can write to",
+        ) from error
     return Initialized(root, site_name, spec.id, written, line, known)
+
+
+def _made_directories(root: Path) -> list[Path]:
+    """Make ``root`` and the directories above it that are missing; returns those made,
+    deepest first, to take back if the writing fails. Raises `ConfigError` when a directory
+    cannot be made there (a file in the way, no permission)."""
+    missing = [directory for directory in (root, *root.parents) if not directory.exists()]
+    blocked = next(
+        (parent for parent in root.parents if parent.exists() and not parent.is_dir()), None
+    )
+    if blocked is not None:
+        raise ConfigError(
+            f"cannot create {root}: {blocked} is a file, not a directory; nothing was written",
+            hint="choose another directory",
+        )
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        _take_back(root, [], missing)
+        raise ConfigError(
+            f"cannot create {root}: {error.strerror or error}; nothing was written",
+            hint="choose a directory you can write to",
+        ) from error
+    return missing
+
+
+def _take_back(root: Path, written: list[Path], made: list[Path]) -> None:
+    """Remove what a failed `init_knowledge_base` wrote: its files, then the directories it
+    made, as far as they are empty (a spec's folder, a directory it created)."""
+    folders: set[Path] = set()
+    for rel in written:
+        target = root / rel
+        folders.update(parent for parent in target.parents if root in parent.parents)
+        target.unlink(missing_ok=True)
+    for directory in sorted(folders, key=lambda path: len(path.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            directory.rmdir()  # (only when empty)
+    for directory in made:
+        with contextlib.suppress(OSError):
+            directory.rmdir()
 
 
 def package_requirement() -> tuple[str, bool]:

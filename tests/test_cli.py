@@ -308,7 +308,7 @@ def test_upstreams_fetch_clones_from_a_local_remote(kb, tmp_path):
     assert result.stdout.startswith(f"pkg: fetched, main at {newer[:12]}")
     assert "pkg" in kb.cli("upstreams", "list").stdout
     result = kb.cli("upstreams", "fetch", "ghost")
-    assert result.returncode == 2 and "unknown upstream(s): ghost" in result.stderr
+    assert result.returncode == 2 and "unknown upstream: ghost" in result.stderr
 
 
 def test_a_reader_that_stops_early_gets_no_traceback(lib_kb):

@@ -155,7 +155,7 @@ def test_other_languages_and_errors(source_kb):
     assert "| `split` | fn | `lib/shard.rs:1` |" in rust
     assert "N/A - the file defines no classes." in rust
     for args, message in [
-        (["nope", "lib/engine.py"], "unknown upstream 'nope'"),
+        (["nope", "lib/engine.py"], "unknown upstream: nope"),
         (["lib", "lib/missing.py"], "'lib/missing.py' is not a file of 'lib'"),
         (["lib", "lib/x.bin"], "binary file"),
         (["lib", "lib/engine.py", "--at", "no-such-rev"], "'no-such-rev' is not a commit"),

@@ -193,3 +193,32 @@ def test_a_page_titled_in_chinese_is_named_and_marked_in_chinese(tmp_path):
     assert "has no letters or digits to name the page's file" in nameless.stderr
     spec = kb("new", "spec", "名字", cwd=root)
     assert spec.returncode == 2 and "has no ASCII letters or digits" in spec.stderr
+
+
+def test_a_misspelt_upstream_is_refused_where_it_is_typed(tmp_path):
+    """`kb new page --upstream toyrll` wrote a page the next `kb verify` failed on, and
+    `kb pin suggest --upstream toyr` said the pages cite no code of it."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+
+    def kb(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "generator", *args]
+        return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+
+    assert kb("init", "kb", cwd=tmp_path).returncode == 0
+    root = tmp_path / "kb"
+    manifest = root / "upstreams.yaml"
+    with manifest.open("a", encoding="utf-8") as out:
+        out.write("  toyrl:\n    url: https://github.com/o/toyrl\n    pin: " + "a" * 40 + "\n")
+    page = ("new", "page", "--kind", "source-analysis", "--spec", "001", "--title", "Z")
+    result = kb(*page, "--upstream", "toyrll", cwd=root)
+    assert result.returncode == 2
+    assert "unknown upstream: toyrll" in result.stderr
+    assert "did you mean toyrl?" in result.stderr
+    assert not (root / "docs" / "analysis").exists()
+    assert kb(*page, "--upstream", "toyrl", cwd=root).returncode == 0
+    suggest = kb("pin", "suggest", "docs", "--upstream", "toyr", cwd=root)
+    assert suggest.returncode == 2 and "did you mean toyrl?" in suggest.stderr

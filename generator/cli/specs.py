@@ -198,6 +198,9 @@ def run_new(args: argparse.Namespace) -> int:
             parent=args.parent,
         )
     else:
+        manifest_path = args.manifest or find_manifest(root)
+        if args.upstream is not None and manifest_path is not None:
+            load_manifest(manifest_path).check_known([args.upstream])
         created = new_page(
             root,
             _docs_root(args, root),

@@ -68,12 +68,7 @@ def run_sync(args: argparse.Namespace) -> int:
 
     manifest = load_manifest(args.manifest)
     names = args.names or list(manifest.upstreams)
-    unknown = [name for name in names if name not in manifest.upstreams]
-    if unknown:
-        raise ConfigError(
-            f"unknown upstream(s): {', '.join(unknown)}",
-            hint="known: " + ", ".join(sorted(manifest.upstreams)),
-        )
+    manifest.check_known(names)
     if args.to and len(names) != 1:
         raise ConfigError("--to needs exactly one upstream name")
     journal = None

@@ -208,11 +208,7 @@ def generate_source_page(
     placement: Placement | None = None,
 ) -> Path:
     """Write the source-analysis page of ``path`` to ``output``; raises `ConfigError`."""
-    if upstream_name not in manifest.upstreams:
-        raise ConfigError(
-            f"unknown upstream '{upstream_name}'",
-            hint="known: " + ", ".join(sorted(manifest.upstreams)),
-        )
+    manifest.check_known([upstream_name])
     if lang not in _HEADINGS:
         raise ConfigError(f"unknown language '{lang}'", hint="use en or zh")
     if output.exists() and not force:

@@ -69,13 +69,7 @@ def fetch_upstreams(
     manifest: Manifest, names: Sequence[str] = (), notify: Notify | None = None
 ) -> list[FetchResult]:
     """Clone missing upstreams and fetch the others. Raises `ConfigError` on failure."""
-    unknown = [name for name in names if name not in manifest.upstreams]
-    if unknown:
-        raise ConfigError(
-            f"unknown upstream(s): {', '.join(unknown)}",
-            file=manifest.display_path(),
-            hint="known: " + ", ".join(sorted(manifest.upstreams)),
-        )
+    manifest.check_known(names)
     selected = [manifest.upstreams[name] for name in names] or list(manifest.upstreams.values())
     return [fetch_upstream(manifest, upstream, notify) for upstream in selected]
 

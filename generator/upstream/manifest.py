@@ -23,6 +23,7 @@ import re
 import stat
 import string
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,23 @@ class Manifest:
             return str(self.path.relative_to(Path.cwd()))
         except ValueError:
             return str(self.path)
+
+    def check_known(self, names: Sequence[str]) -> None:
+        """Raise `ConfigError` naming those of ``names`` that no upstream is called, with the
+        upstreams there are and the one a misspelt name likely meant."""
+        unknown = [name for name in names if name not in self.upstreams]
+        if not unknown:
+            return
+        known = sorted(self.upstreams)
+        close = difflib.get_close_matches(unknown[0], known, n=1)
+        hint = (f"did you mean {close[0]}? " if close else "") + (
+            "known: " + ", ".join(known) if known else "none is declared: kb upstreams add NAME URL"
+        )
+        raise ConfigError(
+            f"unknown upstream{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}",
+            file=self.display_path(),
+            hint=hint,
+        )
 
     def error(self, message: str, key: str, hint: str | None = None) -> ConfigError:
         return ConfigError(

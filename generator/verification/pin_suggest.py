@@ -121,6 +121,8 @@ def suggest_pin(
     """Rank the commits the pages under ``paths`` may have been written against."""
     path_objects = [Path(p) for p in paths]
     manifest = manifest_for(path_objects, manifest_path)
+    if upstream is not None:
+        manifest.check_known([upstream])
     root = docs_root_for(manifest, path_objects)
     files = collect(path_objects, root.resolve())
     if not files:

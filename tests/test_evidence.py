@@ -856,6 +856,76 @@ def test_a_quote_of_another_class_method_gets_no_fix(actor_kb: KB) -> None:
     )
 
 
+TRAINING = (
+    "import torch\n"  # 1
+    "\n"  # 2
+    "\n"  # 3
+    "def train_step(batch, model, optimizer):\n"  # 4
+    "    optimizer.zero_grad()\n"  # 5
+    "    loss = model(batch).mean()\n"  # 6
+    "    loss.backward()\n"  # 7
+    "    optimizer.step()\n"  # 8
+    "    return loss\n"  # 9
+    "\n"  # 10
+    "\n"  # 11
+    "def glu(x):\n"  # 12
+    "    x_glu, x_linear = torch.chunk(x, 2, dim=-1)\n"  # 13
+    "    return torch.sigmoid(x_glu) * x_linear\n"  # 14
+    "\n"  # 15
+    "\n"  # 16
+    "def train(model, optimizer, batches, save_interval):\n"  # 17
+    "    for iteration, batch in enumerate(batches):\n"  # 18
+    "        loss = train_step(batch, model, optimizer)\n"  # 19
+    "        if iteration % save_interval == 0:\n"  # 20
+    "            torch.save(model.state_dict(), f'ckpt-{iteration}.pt')\n"  # 21
+    "    return glu(loss)\n"  # 22
+)
+
+
+def test_a_quote_of_other_code_beside_a_right_reference_is_no_mistake(kb: KB) -> None:
+    """The cited lines are the named function's definition, and the quote shows a call of
+    it, or the definition of another name of the sentence: both are other code on purpose.
+    Neither is an error nor a fix (it was a fix onto the call site)."""
+    repo = kb.new_upstream("lib")
+    pin = repo.commit({"lib/training.py": TRAINING}, "Training")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    loop = (
+        "```python\n    for iteration, batch in enumerate(batches):\n"
+        "        loss = train_step(batch, model, optimizer)\n"
+        "        if iteration % save_interval == 0:\n```"
+    )
+    callee = (
+        "```python\ndef glu(x):\n    x_glu, x_linear = torch.chunk(x, 2, dim=-1)\n"
+        "    return torch.sigmoid(x_glu) * x_linear\n```"
+    )
+    kb.page(
+        "a.md",
+        f"`train_step` (lib/training.py:4-9) is called from the main loop:\n\n{loop}\n\n"
+        f"`train` (lib/training.py:17-22) ends with `glu`, which is:\n\n{callee}\n",
+    )
+    assert findings(kb) == []
+    # Cited at lines that are not its definition, the same quote is the mistake's measure.
+    kb.page("a.md", f"`train_step` (lib/training.py:12-14) is the loop:\n\n{loop}\n")
+    (finding,) = findings(kb)
+    assert finding.check == "quote-elsewhere" and finding.fix == ("lib/training.py", 18, 20)
+
+
+def test_a_block_a_line_introduces_is_not_the_quote_of_the_paragraph_after_it(
+    actor_kb: KB,
+) -> None:
+    """ "A step looks like this:", the block, then a paragraph of its own citing other code:
+    the block was the line above's. Right after the block, a reference is its caption."""
+    block = SLEEP_QUOTE
+    actor_kb.page(
+        "a.md",
+        f"A step looks like this:\n\n{block}\n\nThe reload is in lib/actor.py:24-27.\n",
+    )
+    assert findings(actor_kb) == []
+    actor_kb.page("a.md", f"A step looks like this:\n\n{block}\n（lib/actor.py:24-30）\n")
+    (finding,) = findings(actor_kb)
+    assert finding.check == "quote-elsewhere" and finding.fix == ("lib/actor.py", 15, 21)
+
+
 def test_a_commit_named_from_a_page_pinned_apart_counts_from_the_page_pin(kb: KB) -> None:
     """A page pinned to its own commit (a PR's head) is checked there, not at the manifest's
     pin: "1 commit after the pin" would count from the wrong commit."""

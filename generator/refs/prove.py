@@ -54,6 +54,7 @@ from generator.refs.resolve import (
     definitions,
     first_use,
     last_name,
+    symbol_definitions,
 )
 from generator.upstream.gitstore import BlobText, GitStore, identifier_columns
 from generator.upstream.manifest import ConfigError
@@ -196,6 +197,10 @@ class Prover:
             if not verdict.strong:
                 return []
             places = verdict.places
+            if all(
+                _shows_other_code(ref, names, target.blob, target.blob, place) for place in places
+            ):
+                return []
             if len(places) == 1:
                 place = places[0]
                 # A quote that another commit holds whole (when it is here only in part) or as
@@ -263,6 +268,8 @@ class Prover:
         if unique is not None:
             path, place = unique
             there = self._blob_at(target, path)
+            if there is not None and _shows_other_code(ref, names, target.blob, there, place):
+                return []
             fix = Fix(path, *_fixed_range(ref, place))
             named = None
             if there is not None and _both_python(target.path, path):
@@ -662,6 +669,33 @@ def _unchecked_reason(quote: Quote, target: _Target) -> str | None:
     if _BINARY.search(quote.text):
         return f"the quote at line {quote.line} holds control characters; it is not compared"
     return None
+
+
+def _shows_other_code(
+    ref: CodeRef, names: tuple[str, ...], cited: BlobText, there: BlobText, place: Placement
+) -> bool:
+    """Whether the quote, at ``place`` of ``there`` (the cited file or another), shows other
+    code than the symbol named beside the reference on purpose, while that symbol's
+    definition starts in the cited lines (the reference is right): a use of the symbol
+    (`` `train_step` (training.py:9-16) is called from the main loop:`` and the loop quoted),
+    or the definition of another name of the sentence (`` `MLP.forward` (mlp.py:29-38) calls
+    `glu`, which is:`` and `glu` quoted). Nothing to report, and nothing to fix."""
+    if not ref.symbol or cited.is_binary or there.is_binary:
+        return False
+    assert ref.start is not None and ref.end is not None
+    spans = symbol_definitions(cited.line_tuple, ref.symbol)
+    if not any(ref.start <= first <= ref.end for first, _ in spans):
+        return False
+    name = last_name(ref.symbol)
+    defined_there = spans if there is cited else definitions(there.line_tuple, name)
+    if _within(defined_there, place):
+        return False  # a definition of it (an off-by-few quote, a copy): not other code
+    if there.occurs_in_code(name, place.first, place.last):
+        return True
+    return any(
+        _within(definitions(there.line_tuple, other), place)
+        for other in {last_name(named) for named in names} - {name}
+    )
 
 
 def _not_defined_there(ref: CodeRef, there: BlobText, place: Placement) -> str | None:

@@ -4,7 +4,8 @@ For every reference with a line range, from the page's text alone:
 
 - the code it *quotes*: a fenced block directly after the line holding the reference (blank
   lines and up to two short caption lines between them allowed), directly before it (blank
-  lines and one caption line between), or, when the reference is a comment line of its own
+  lines and one caption line between; with a blank line between, not when a line above
+  introduces the block: ``looks like this:``), or, when the reference is a comment line of its own
   inside a block (``# slime/x.py:10-20``), the lines after that comment up to the next such
   line or the end of the block. A block is a quote only when its language is the cited file's
   (or it has none) and it is not a diagram (Mermaid, or box drawing in a plain block) nor
@@ -215,6 +216,10 @@ def _quotes(
         if index in quotes or not quotes_language(fence.language, records[index][4]):
             continue
         if not _is_caption(layout, line, records[index][2]):
+            continue
+        if line > fence.close_line + 1 and _introduced(layout, fence.open_line):
+            # "A causal mask looks like this:", the block, then a paragraph of its own citing
+            # other code: the block is the line above's, not the reference's.
             continue
         quotes[index] = fence.quote("before")
         claimed.add(position)
@@ -443,6 +448,19 @@ def _gap_ok(layout: MarkdownLayout, first: int, last: int, captions: int) -> boo
         if _LIST_ITEM.match(written) or _PROPOSAL.search(written) or _is_output(written):
             return False
     return True
+
+
+def _introduced(layout: MarkdownLayout, open_line: int) -> bool:
+    """Whether the last line written above the block opening at ``open_line`` introduces it
+    (ends with a colon: ``looks like this:``, ``如下：``)."""
+    text, starts = layout.text, layout.line_starts
+    for line in range(open_line - 1, max(open_line - 4, 0), -1):
+        start = starts[line - 1]
+        written = text[start : starts[line] - 1 if line < len(starts) else len(text)]
+        written = written.strip().lstrip("> \t")
+        if written:
+            return written.endswith((":", "：")) and not written.startswith("#")
+    return False
 
 
 def _introduces_output(layout: MarkdownLayout, line: int) -> bool:

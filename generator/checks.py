@@ -74,7 +74,8 @@ CHECKS: dict[str, Check] = {
         Check(
             "names-not-in-range",
             _W,
-            "the identifiers the text names around the ref are used elsewhere, not in its lines",
+            "the identifiers the text names around the ref, or the one its sentence opens "
+            "with, are elsewhere in the file, not in its lines",
         ),
         Check(
             "upstream-not-cloned",

@@ -154,6 +154,10 @@ class Evidence(NamedTuple):
     reference's line holds a single one of them outside the reference, which may as well be
     a caller (``the loop (x.py:5-7) is shared by `fetch()```); they still say which function
     the lines are in when the lines define one of them."""
+    subject: str | None = None
+    """The name a code span opens the reference's sentence with, before the reference
+    (`` `all_gather_params` broadcasts every parameter (x.py:57-63)``): what the sentence, and
+    so the cited lines, are about, unless those lines define what it calls."""
 
 
 @dataclass(frozen=True)

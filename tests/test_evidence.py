@@ -910,6 +910,41 @@ def test_a_quote_of_other_code_beside_a_right_reference_is_no_mistake(kb: KB) ->
     assert finding.check == "quote-elsewhere" and finding.fix == ("lib/training.py", 18, 20)
 
 
+def test_the_name_a_sentence_opens_with_is_what_its_reference_cites(kb: KB) -> None:
+    """`` `glu` squashes half of it (training.py:4-9).`` cites `train_step`: the name the
+    sentence opens with, defined in the file, is neither in nor around the cited lines, so it
+    is a warning. Silent when the lines are its own, a part of them, or what it calls
+    (`train` runs each step), and for a name defined in no line of the file."""
+    repo = kb.new_upstream("lib")
+    pin = repo.commit({"lib/training.py": TRAINING}, "Training")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    kb.page("a.md", "- `glu` squashes half of its input (lib/training.py:4-9).\n")
+    (finding,) = findings(kb)
+    assert finding.check == "names-not-in-range" and finding.severity is Severity.WARNING
+    assert "`glu`, which the sentence is about, is not in range 4-9" in finding.message
+    assert finding.suggestion == "it is defined at lib/training.py:12-14"
+    silent = [
+        "`glu` squashes half of its input (lib/training.py:12-14).",
+        "The `train_step` body ends with the update (lib/training.py:8-9).",
+        "`train` runs each step (lib/training.py:4-9).",
+        "`compute_loss` is applied in the step (lib/training.py:4-9).",
+        "The step (lib/training.py:4-9) is what `glu` never sees.",
+    ]
+    kb.page("a.md", "\n\n".join(silent) + "\n")
+    assert findings(kb) == []
+
+
+def test_a_sentence_about_one_class_method_at_another_class_method_is_a_warning(
+    actor_kb: KB,
+) -> None:
+    actor_kb.page("a.md", "`Critic.sleep` frees the weights (lib/actor.py:15-22).\n")
+    (finding,) = findings(actor_kb)
+    assert finding.check == "names-not-in-range"
+    assert finding.suggestion == "it is defined at lib/actor.py:31-33"
+    actor_kb.page("a.md", "`Actor.sleep` frees the weights (lib/actor.py:15-22).\n")
+    assert findings(actor_kb) == []
+
+
 def test_a_block_a_line_introduces_is_not_the_quote_of_the_paragraph_after_it(
     actor_kb: KB,
 ) -> None:

@@ -25,7 +25,7 @@ import re
 import subprocess
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from generator.checks import severity_of
@@ -51,6 +51,7 @@ from generator.refs.quote import (
 from generator.refs.resolve import (
     PageContext,
     Resolver,
+    defined_names,
     definitions,
     first_use,
     last_name,
@@ -157,6 +158,8 @@ class Prover:
             # (A symbol named right next to the reference is the stronger claim, checked by
             # the resolver: the sentence's other names may be its callers or callees.)
             findings.extend(self._prove_names(ref, target, evidence.names))
+        if evidence.subject and not findings and not ref.symbol and 1 <= ref.start <= ref.end:
+            findings.extend(self._prove_subject(ref, target, evidence.subject))
         return findings
 
     # -- quotes ---------------------------------------------------------------------------
@@ -563,6 +566,41 @@ class Prover:
                 "names-not-in-range",
                 f"{_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)} uses "
                 f"none of the names the text gives it; they are used at: {listed}",
+            )
+        ]
+
+    def _prove_subject(self, ref: CodeRef, target: _Target, subject: str) -> list[Finding]:
+        """The name the sentence opens with, defined in the cited file, neither used in the
+        cited lines nor defined across them: `` `all_gather_params` broadcasts every
+        parameter (x.py:57-63)`` at the lines of `reduce_scatter_grads`. Unless the cited
+        lines define what its definition uses (`` `train()` calls the step (x.py:4-9)``)."""
+        assert ref.start is not None and ref.end is not None
+        blob = target.blob
+        if blob.is_binary or ref.end > blob.line_count or not target.path.endswith((".py", ".pyi")):
+            return []
+        name = last_name(subject)
+        if not definitions(blob.line_tuple, name):
+            return []  # not defined here: it may be what the cited lines call from elsewhere
+        here = Fix(target.path, ref.start, ref.end)
+        if self.stores.symbol_holds(
+            replace(ref, symbol=subject), target.upstream, target.commit, here, blob
+        ):
+            return []  # as the resolver checks a symbol named beside the reference
+        spans = symbol_definitions(blob.line_tuple, subject) or definitions(blob.line_tuple, name)
+        cited = set(defined_names(blob.line_tuple, ref.start, ref.end)) - {name}
+        if any(
+            blob.occurs_in_code(callee, first, last) for callee in cited for first, last in spans
+        ):
+            return []  # what it uses: the sentence says what the subject does with them
+        return [
+            self._finding(
+                ref,
+                target,
+                "names-not-in-range",
+                f"`{subject}`, which the sentence is about, is not in "
+                f"{_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)}",
+                "it is defined at "
+                + " or ".join(f"{target.path}:{first}-{last}" for first, last in spans),
             )
         ]
 

@@ -1596,6 +1596,21 @@ def definitions(lines: tuple[str, ...], name: str) -> list[tuple[int, int]]:
     return spans
 
 
+def defined_names(lines: tuple[str, ...], start: int, end: int) -> list[str]:
+    """The names of the Python ``def``/``class`` headers in lines ``start..end``."""
+    names = []
+    for line in lines[max(start, 1) - 1 : end]:
+        match = _DEFINITION_HEADER.match(line)
+        if match is not None:
+            name = _IDENTIFIER_AT.match(line, match.end())
+            if name is not None:
+                names.append(name.group())
+    return names
+
+
+_IDENTIFIER_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _is_word_character(character: str) -> bool:
     """Whether ``character`` is one the regex ``\\w`` matches (False for the empty string)."""
     return character.isalnum() or character == "_"

@@ -142,10 +142,10 @@ def collect_evidence(
     heading_of = _HeadingIndex(layout) if headings else None
     for index in ranged:
         quote = quotes.get(index)
-        named, claim = names.get(index, ((), True))
+        named, claim, subject = names.get(index, ((), True, None))
         heading = heading_of.symbol_at(records[index][0]) if heading_of is not None else None
         if quote is not None or named or heading is not None:
-            found[index] = Evidence(quote, named, heading, claim)
+            found[index] = Evidence(quote, named, heading, claim, subject)
     return found
 
 
@@ -505,15 +505,16 @@ def _is_caption(layout: MarkdownLayout, line: int, reference: str) -> bool:
 
 def _names(
     layout: MarkdownLayout, records: Sequence[RefRecord], ranged: list[int]
-) -> dict[int, tuple[tuple[str, ...], bool]]:
+) -> dict[int, tuple[tuple[str, ...], bool, str | None]]:
     """Identifiers and calls in code spans of the sentence, list item or table row holding a
-    reference, when nothing else on the line is a reference; and whether they claim what the
-    lines hold (`Evidence.names_claim_range`)."""
+    reference, when nothing else on the line is a reference; whether they claim what the
+    lines hold (`Evidence.names_claim_range`); and the one the sentence opens with, before
+    the reference (`Evidence.subject`)."""
     line_starts = layout.line_starts
     offsets = sorted(line_starts[record[0] - 1] + record[1] - 1 for record in records)
     starts = layout.code_span_starts
     spans = layout.code_span_matches
-    found: dict[int, tuple[tuple[str, ...], bool]] = {}
+    found: dict[int, tuple[tuple[str, ...], bool, str | None]] = {}
     text = layout.text
     for index in ranged:
         record = records[index]
@@ -543,6 +544,7 @@ def _names(
         if high - low < 2 and not (high > low and record[7] is None):
             continue  # one span: the reference's own or its symbol
         names: list[str] = []
+        subject = None
         for match in spans[low:high]:
             span_start, span_end = match.span()
             if span_start <= offset < span_end:
@@ -550,12 +552,25 @@ def _names(
             name = _name_in(match[2])
             if name is None or name == record[7] or name in names:
                 continue
+            if (
+                not names
+                and record[7] is None
+                and span_end <= offset
+                and _OPENING.fullmatch(text, sentence_start, span_start)
+            ):
+                subject = name
             names.append(name)
             if len(names) == _MAX_NAMES:
                 break
         if names:
-            found[index] = (tuple(names), claim)
+            found[index] = (tuple(names), claim, subject)
     return found
+
+
+_OPENING = re.compile(r"[\s>*_+-]*(?:\d{1,3}[.)]\s*)?(?:(?:The|the|Its|its)\s+)?")
+"""What may come before the code span a sentence opens with: a list item's or a block
+quote's marker, emphasis, an article (a table row's ``|`` may not: its cells are no
+sentence)."""
 
 
 _SENTENCE_REACH = 2000

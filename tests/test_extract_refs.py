@@ -408,6 +408,28 @@ def test_lines_phrases_in_english_and_chinese(written, path, start, end, symbol)
     assert written[ref.column - 1 :].startswith(ref.text)
 
 
+@pytest.mark.parametrize(
+    ("written", "symbol"),
+    [
+        ("`Attention.__init__`（attention.py 第 68-76 行）", "Attention.__init__"),
+        ("`Attention.__init__` 在 attention.py 第 68-76 行", "Attention.__init__"),
+        ("`_masked_softmax` (lines 53-57 of attention.py)", "_masked_softmax"),
+        ("`_masked_softmax` is at lines 53-57 of attention.py", "_masked_softmax"),
+        ("lines 53-57 of attention.py hold `_masked_softmax`.", "_masked_softmax"),
+        ("(lines 53-57 of attention.py) define `_masked_softmax`.", "_masked_softmax"),
+        # Not named as what the lines hold: a caller, a place where it is called, the path.
+        ("The loop in attention.py (lines 5-9) calls `fetch()`.", None),
+        ("调用 `foo()` 的地方在 attention.py 第 10-20 行", None),
+        ("`train()` calls the step, attention.py lines 5-9", None),
+        ("See `attention.py` (lines 5-9)", None),
+    ],
+)
+def test_a_lines_phrase_takes_the_name_written_beside_it_as_inline_ones_do(written, symbol):
+    """`` `X`（x.py 第 68-76 行）`` named `X` as `` `X`（x.py:68-76）`` does, but only the
+    inline form was checked for it: the lines of another function passed."""
+    assert one(written + "\n").symbol == symbol
+
+
 def test_path_and_symbol_without_lines():
     refs = refs_of(
         "See `slime/backends/fsdp_utils/actor.py:setup_model()` and `actor.py::FSDPActor.sleep`;"

@@ -1170,6 +1170,8 @@ def _phrase_records(
             symbol = _symbol_in(named[1]) if named else None
         else:
             continue
+        if symbol is None:
+            symbol = _phrase_symbol(body, line_start, lines, path, path_offset, after is not None)
         consumed.add(layout.position(path_offset))
         records.append(_apart(line, column, text[begin:finish], path, start, end, symbol, "phrase"))
         previous = (line, finish, path, path_offset)
@@ -1209,6 +1211,39 @@ _NAME_RIGHT_BEFORE = re.compile(
     r"`([^`\n]+)`[ \t]*[(（]?[ \t]*(?:[Ll]ines?|ll\.|(?:在|位于|见|于)?[ \t]*第)?[ \t]*$"
 )
 """A code span right before a lines phrase (``g()` (lines``), whose name the lines cite."""
+
+
+_NAME_BEFORE_PATH = re.compile(
+    r"`([^`\n]+)`[ \t]*(?:[(（][ \t]*|(?:在|位于|见|于)[ \t]*|"
+    r"(?:(?:is|are|lives|defined|implemented|declared|located|found|in|at|see)[ \t]+)+)?$"
+)
+"""A code span right before the path of a lines phrase (`` `X`（x.py 第 5-9 行）``, `` `X` 在
+x.py 第 5-9 行``, `` `X` is defined in x.py, lines 5-9``), whose name the lines cite."""
+_NAME_BEFORE_LINES = re.compile(
+    r"`([^`\n]+)`[ \t]*(?:[(（][ \t]*|(?:(?:is|are|lives|sits|spans|covers|at|in|on)[ \t]+)+)?"
+    r"(?:[Ll]ines?|ll\.)[ \t]*$"
+)
+"""A code span right before a lines phrase whose path comes after (`` `X` is at lines 5-9 of
+x.py``)."""
+_NAME_AFTER_PHRASE = re.compile(r"[ \t]+(?:holds?|contains?|defines?)[ \t]+`([^`\n]+)`")
+"""A code span the lines are said to hold after the phrase (``lines 5-9 of x.py hold `X```)."""
+
+
+def _phrase_symbol(
+    body: str, line_start: int, lines: _Lines, path: str, path_offset: int, path_after: bool
+) -> str | None:
+    """The symbol a lines phrase names beside it (see `_NAME_BEFORE_PATH`, `_NAME_BEFORE_LINES`,
+    `_NAME_AFTER_PHRASE`), as a code span right beside an inline reference names one."""
+    if path_after:
+        named = _NAME_BEFORE_LINES.search(body, line_start, lines.first)
+        end = max(lines.finish, path_offset + len(path))
+    else:
+        named = _NAME_BEFORE_PATH.search(body, line_start, path_offset)
+        end = lines.finish
+    if named is None:
+        closing = body.find(")", end, end + 2)  # (lines 5-9 of x.py) hold ...
+        named = _NAME_AFTER_PHRASE.match(body, end + 1 if closing == end else end)
+    return _symbol_in(named[1]) if named else None
 
 
 _LISTED_BEFORE = re.compile(

@@ -823,3 +823,19 @@ def test_lines_given_by_a_label_after_the_path(line):
 @pytest.mark.parametrize("line", ["Lines: 3-4 of the output", "行号：12", "**行号**: 7"])
 def test_a_lines_label_with_no_path_before_it_is_no_reference(line):
     assert refs_of(line + "\n") == []
+
+
+@pytest.mark.parametrize(
+    ("line", "symbols"),
+    [
+        ("`A.f` and `B.f` are at x.py:22-28, 42-45.", ["A.f", "B.f"]),
+        ("`A.f`, `B.f`, `C.f` 分别在 x.py:22-28、42-45、50-60", ["A.f", "B.f", "C.f"]),
+        ("`A.f`, `B.f` and `C.f` are at x.py:22-28, 42-45.", [None, None]),
+        ("`A.f` is at x.py:22-28, 42-45.", ["A.f", None]),
+    ],
+)
+def test_names_listed_before_listed_lines_pair_up_in_order(line, symbols):
+    """The last name was the first range's, and the first range was then said to hold another
+    class's method: with as many names as ranges, each range takes its own; otherwise none
+    can be told to be whose."""
+    assert [ref.symbol for ref in refs_of(line + "\n")] == symbols

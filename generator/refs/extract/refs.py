@@ -330,9 +330,17 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
             )
         )
         if finish < length and body[finish] in _LIST_SEPARATORS:
-            records.extend(
-                _listed(body, finish, line_index + 1, line_start, path, fence is not None)
-            )
+            listed = _listed(body, finish, line_index + 1, line_start, path, fence is not None)
+            if listed and symbol is not None:
+                # `A.f` and `B.f` are at x.py:22-28, 42-45: a name for each range, in order.
+                names = _names_listed_before(layout, begin, line_start)
+                if len(names) > 1:  # (one name per range, or none is known to be whose)
+                    paired = len(names) == len(listed) + 1
+                    record = records.pop()
+                    records.append(_with_symbol(record, names[0] if paired else None))
+                    if paired:
+                        listed = list(map(_with_symbol, listed, names[1:]))
+            records.extend(listed)
 
     if options.route_prefixes:
         records.extend(
@@ -689,6 +697,34 @@ def _symbol_on_line(
             if gap in ("(", "（", "- (", ": ", ":"):
                 return _symbol_in(following[2])
     return None
+
+
+def _with_symbol(record: RefRecord, symbol: str | None) -> RefRecord:
+    return (*record[:7], symbol, *record[8:])  # type: ignore[return-value]
+
+
+_NAMES_JOINED = re.compile(r"[ \t]*(?:[,，、&]|and|or|和|与|及)[ \t]*|[ \t]*,[ \t]*and[ \t]+")
+
+
+def _names_listed_before(layout: MarkdownLayout, begin: int, line_start: int) -> list[str]:
+    """The symbols of the code spans listed before the reference at ``begin`` (`` `A.f`,
+    `B.f` and `C.f` are at ``), in order: the span nearest before it and those joined to it by
+    commas and conjunctions."""
+    starts, spans, text = layout.code_span_starts, layout.code_span_matches, layout.text
+    low = bisect.bisect_left(starts, line_start)
+    index = bisect.bisect_left(starts, begin, low) - 1
+    names: list[str] = []
+    while index >= low:
+        symbol = _symbol_in(spans[index][2])
+        if symbol is None:
+            break
+        names.append(symbol)
+        if index == low or not _NAMES_JOINED.fullmatch(
+            text, spans[index - 1].end(), spans[index].start()
+        ):
+            break
+        index -= 1
+    return names[::-1]
 
 
 def _cell_text_before(layout: MarkdownLayout, span_start: int) -> str:

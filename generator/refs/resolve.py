@@ -28,7 +28,7 @@ from generator.checks import severity_of
 from generator.files import shown_path
 from generator.model import CodeRef, Finding, Fix, Quote, RefForm, ResolvedRef, Upstream
 from generator.refs import inheritance
-from generator.refs.extract.refs import RefRecord
+from generator.refs.extract.refs import CODE_EXTENSIONS, RefRecord
 from generator.refs.quote import FileIndex, is_strong, placements, prepare
 from generator.upstream.gitstore import (
     BlobText,
@@ -658,6 +658,16 @@ class Resolver:
                 )
                 return
             suggestion = self._closest_name(path, searched, context)
+            if suggestion is None and not _is_code_name(path):
+                # `config.yaml:3`, `Dockerfile:4`: a file of the reader's or the project's,
+                # as likely as the upstream's, and named like none of its files.
+                self._add(
+                    result,
+                    "unattributed",
+                    f"no file named '{path}' in {where}, so it is not checked as the upstream's",
+                    "if it is the upstream's, write its path from the repository root",
+                )
+                return
             self._add(
                 result,
                 "file-missing",
@@ -1395,6 +1405,12 @@ def relocated_findings(ref: CodeRef, verdict: ResolvedRef) -> list[Finding]:
         )
         for f in verdict.findings
     ]
+
+
+def _is_code_name(name: str) -> bool:
+    """Whether the file name ``name`` has the extension of a programming language's source."""
+    stem, dot, extension = name.rpartition(".")
+    return bool(stem and dot) and extension.lower() in CODE_EXTENSIONS
 
 
 @functools.lru_cache(maxsize=65536)

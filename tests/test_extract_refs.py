@@ -145,6 +145,8 @@ def test_absolute_local_path():
         ("见 `/home/用户/slime/slime/x.py:10-20` 的循环", "/home/用户/slime/slime/x.py:10-20"),
         ("See /Users/张三/code/slime/x.py:10 here", "/Users/张三/code/slime/x.py:10"),
         ("On Windows: C:/Users/张三/src/slime/x.py:5", "/Users/张三/src/slime/x.py:5"),
+        ("Windows: C:\\Users\\bob\\slime\\x.py:5-9.", "\\Users\\bob\\slime\\x.py:5-9"),
+        ("`D:\\src\\slime\\x.py:5`", "\\src\\slime\\x.py:5"),
         ("`~/项目/slime/x.py:3`", "~/项目/slime/x.py:3"),
         ("~~/Users/张三/src/slime/x.py:4~~", "/Users/张三/src/slime/x.py:4"),
         # Prose running into the path, whose first directory is named in ASCII.
@@ -839,3 +841,14 @@ def test_names_listed_before_listed_lines_pair_up_in_order(line, symbols):
     class's method: with as many names as ranges, each range takes its own; otherwise none
     can be told to be whose."""
     assert [ref.symbol for ref in refs_of(line + "\n")] == symbols
+
+
+def test_a_windows_path_is_read_with_its_backslashes_as_slashes():
+    """`C:\\Users\\bob\\...\\x.py:9-28` was read nowhere: a wrong one went unnoticed. Its text
+    stays as written; its path is an absolute one, as `C:/Users/...` is. Backslashes that
+    start no drive path (Markdown escapes) stay no path."""
+    ref = one("In C:\\Users\\bob\\Megatron-LM\\megatron\\core\\x.py:9-28 it is.\n")
+    assert ref.form is RefForm.ABSOLUTE
+    assert ref.path == "/Users/bob/Megatron-LM/megatron/core/x.py"
+    assert (ref.start, ref.end) == (9, 28)
+    assert refs_of("escaped x\\_y.py:12 and a\\b.py:3\n") == []

@@ -530,6 +530,24 @@ def test_a_windows_path_loses_its_drive_with_its_local_root(
     assert "And minitrain/config.py (lines 40-41) too." in body
 
 
+def test_a_windows_path_with_backslashes_is_read_and_rewritten(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`C:\\Users\\bob\\...\\config.py:40` was no reference at all: unchecked, left as
+    written, and not reported."""
+    notes = tmp_path / "w.md"
+    notes.write_text(
+        "# W\n\nSee C:\\Users\\bob\\src\\minitrain\\minitrain\\config.py:40 for it.\n", "utf-8"
+    )
+    assert run(str(notes), "--spec", "001-minitrain-knowledge-base") in (0, 1)
+    out = capsys.readouterr().out
+    assert (
+        "C:\\Users\\bob\\src\\minitrain\\minitrain\\config.py:40 -> minitrain/config.py:40" in out
+    )
+    body = read_page(kb / "docs" / "analysis" / "w.md").body
+    assert "See minitrain/config.py:40 for it." in body
+
+
 def test_a_home_directory_named_in_chinese_goes_with_the_local_root(
     kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

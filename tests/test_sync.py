@@ -919,3 +919,16 @@ def test_a_bare_name_whose_new_name_is_not_unique_becomes_the_full_path(tmp_path
     assert rewrite_ref(partial, old, new, 30, 30, names_one_file=lambda n: True) == (
         "models/transformer.py:30"
     )
+
+
+def test_a_windows_path_whose_file_moved_keeps_its_local_root_and_backslashes():
+    from generator.model import CodeRef, RefForm
+    from generator.refs.rewrite import rewrite_ref
+
+    text = "\\Users\\bob\\src\\pkg\\models\\gpt.py:28-35"
+    ref = CodeRef(
+        "p.md", 1, 4, text, RefForm.ABSOLUTE, text.split(":")[0].replace("\\", "/"), 28, 35
+    )
+    assert rewrite_ref(ref, "pkg/models/gpt.py", "pkg/models/transformer.py", 30, 37) == (
+        "\\Users\\bob\\src\\pkg\\models\\transformer.py:30-37"
+    )

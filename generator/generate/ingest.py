@@ -1028,7 +1028,7 @@ def _absolute_edit(
             return f"its path '{ref.path}' is not written exactly once on the line of its lines"
         drive = _drive_before(line, at)
         return at - len(drive), drive + ref.path, path
-    index = ref.text.find(ref.path)
+    index = ref.text.replace("\\", "/").find(ref.path)  # (a Windows path: as long, in "\\")
     if index < 0:
         return None
     rewritten = ref.text[:index] + path + ref.text[index + len(ref.path) :]

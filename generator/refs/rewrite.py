@@ -105,6 +105,9 @@ def _moved_path(
 ) -> str:
     if ref.form is RefForm.ABSOLUTE and written.endswith("/" + old_path):
         return written[: -len(old_path)] + new_path
+    windows = old_path.replace("/", "\\")
+    if ref.form is RefForm.ABSOLUTE and written.endswith("\\" + windows):  # C:\Users\...
+        return written[: -len(windows)] + new_path.replace("/", "\\")
     if ref.form is RefForm.BARE and old_path.rsplit("/", 1)[-1] == new_path.rsplit("/", 1)[-1]:
         return written
     if ref.form is RefForm.BARE and names_one_file is not None and old_path.endswith(written):

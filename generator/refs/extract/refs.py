@@ -259,6 +259,8 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
             pieces.append(text[cursor:])
             body = "".join(pieces)
 
+    if ":\\" in body:
+        body = _WINDOWS_PATH.sub(_with_slashes, body)
     line_starts = layout.line_starts
     fences = bool(layout.fences)
     reversed_body = ""
@@ -315,7 +317,7 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
             (
                 line_index + 1,
                 begin - line_start + 1,
-                body[begin:finish],
+                text[begin:finish],  # (as written: a Windows path keeps its backslashes)
                 form,
                 path,
                 start,
@@ -361,6 +363,17 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
         records = [record for record in records if record[0] not in quoted]
     records.sort(key=_position)
     return records
+
+
+_WINDOWS_PATH = re.compile(r"""(?<![A-Za-z0-9_])[A-Za-z]:\\[^\s`'"<>|*?:()（）\[\]]+""")
+"""A Windows path from its drive (``C:\\Users\\bob\\src\\x.py``), up to the colon before its
+lines."""
+
+
+def _with_slashes(match: re.Match[str]) -> str:
+    """A Windows path with forward slashes, as long as written: read as an absolute path
+    (``C:/Users/...``), while the reference's text keeps what the page says."""
+    return match.group().replace("\\", "/")
 
 
 def _local_root_start(body: str, reversed_body: str | None, begin: int, lowest: int) -> int | None:

@@ -290,6 +290,17 @@ def test_dry_run_writes_nothing_and_prints_the_changes(synced_kb):
     assert not (root / ".cache").exists()
 
 
+def test_to_takes_an_ancestor_of_a_branch_or_tag(synced_kb):
+    """`--to main~1` was refused as "not a commit", though `upstreams add --pin` takes it."""
+    root, _, _ = synced_kb
+    branch = git(synced_kb_upstream(root), "rev-parse", "--abbrev-ref", "HEAD").strip()
+    result = cli(root, "sync", "up", "--no-fetch", "--to", f"{branch}~0", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert "pkg/core.py:10 -> pkg/core.py:13" in result.stdout
+    result = cli(root, "sync", "up", "--no-fetch", "--to", f"{branch}~5", "--dry-run")
+    assert result.returncode == 2 and f"'{branch}~5' is not a commit of 'up'" in result.stderr
+
+
 def test_a_dry_run_says_when_the_real_run_would_stop(synced_kb):
     """The dry run listed every rewrite, then the real run stopped on an uncommitted page (or
     a knowledge base git does not track) that the dry run had not mentioned."""

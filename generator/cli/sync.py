@@ -34,7 +34,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     sync.add_argument(
         "--to",
         metavar="REV",
-        help="target revision (one upstream only; default: the tracked branch's head)",
+        help="target revision: a commit SHA, tag or branch, or an ancestor of one (main~1); "
+        "one upstream only; default: the tracked branch's head",
     )
     sync.add_argument(
         "--dry-run", action="store_true", help="write nothing; print what would change"
@@ -143,7 +144,7 @@ def _sync_all(args, manifest, names, journal, progress) -> None:  # type: ignore
             try:
                 store = resolver.store(upstream)
                 revision = args.to or upstream.branch
-                target = store.resolve(revision)
+                target = store.resolve_given(revision)
             finally:
                 resolver.close()
             if target is None:

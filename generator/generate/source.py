@@ -220,7 +220,7 @@ def generate_source_page(
     resolver = Resolver(manifest)
     try:
         store: GitStore = resolver.store(upstream)
-        commit = upstream.pin if revision is None else store.resolve(revision)
+        commit = upstream.pin if revision is None else store.resolve_given(revision)
         if commit is None:
             raise ConfigError(f"'{revision}' is not a commit of '{upstream_name}'")
         path = path.strip("/")

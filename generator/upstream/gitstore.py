@@ -38,6 +38,8 @@ _FULL_SHA = re.compile(r"[0-9a-f]{40}")
 _PATHS_PER_LOG = 500
 """Paths per ``git log`` when looking for renames: well under any command-line length limit."""
 _SAFE_REVISION = re.compile(r"^[^\s\x00-\x1f\x7f~^:?*\[\\]+$")
+_ANCESTRY = re.compile(r"(?P<base>[^\s~^:]+)(?P<steps>(?:[~^]\d{0,6})+)")
+"""A revision and the steps to one of its ancestors (``main~2``, ``v1.0^2``)."""
 _BINARY_PROBE = 8000  # git's own heuristic: a NUL byte in the first 8000 bytes
 
 
@@ -450,6 +452,22 @@ class GitStore:
                     break
         self._commits[revision] = sha
         return sha
+
+    def resolve_given(self, revision: str) -> str | None:
+        """`resolve`, and for a revision a person typed, also an ancestor of one
+        (``main~1``, ``v0.1^``, ``HEAD~2``): the part before ``~`` or ``^`` is read as
+        `resolve` reads a name (a branch as the remote's), the rest by git."""
+        sha = self.resolve(revision)
+        if sha is not None:
+            return sha
+        match = _ANCESTRY.fullmatch(revision)
+        if match is None:
+            return None
+        base = self.resolve(match["base"])
+        if base is None:
+            return None
+        found = self.git("rev-parse", "--verify", "--quiet", f"{base}{match['steps']}^{{commit}}")
+        return found.decode().strip() if found else None
 
     def _may_name_a_ref(self, name: str) -> bool:
         """Whether a ref could be what ``name`` (with a slash, so no SHA, and no ``@{...}``,

@@ -217,3 +217,16 @@ def test_a_repository_without_main_is_tracked_at_the_branch_its_head_names(fresh
     assert not_git.returncode == 2
     assert f"{plain} is a directory but not a git repository" in not_git.stderr
     assert (fresh / "upstreams.yaml").read_bytes() == before
+
+
+def test_a_relative_path_is_read_from_where_the_command_runs(fresh, demo_clones, tmp_path):
+    """Typed from `docs/`, `../../up/minitrain` was read from the manifest's directory, and
+    cloning failed on a path nobody had typed. It is written relative to the manifest."""
+    local = tmp_path / "up" / "minitrain"
+    shutil.copytree(demo_clones / "minitrain", local)
+    typed = os.path.relpath(local, fresh / "docs")
+    result = kb(fresh / "docs", "upstreams", "add", "minitrain", typed, "--prefix", "minitrain/")
+    assert result.returncode == 0, result.stderr
+    declared = load_manifest(fresh / "upstreams.yaml").upstreams["minitrain"]
+    assert declared.url == os.path.relpath(local, fresh)
+    assert Path(fresh, declared.url).resolve() == local.resolve()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 from pathlib import Path
 
@@ -121,6 +123,22 @@ def run_upstreams(args: argparse.Namespace) -> int:
     return status
 
 
+def _as_written_in(manifest_path: Path, url: str) -> str:
+    """``url`` as the manifest must say it: a relative path to a local repository, typed
+    from where the command runs, made relative to the manifest's directory (where the
+    manifest's paths are read from); anything else as given."""
+    if "://" in url or Path(url).is_absolute() or _SCP_LIKE.match(url):
+        return url
+    here = Path(url)
+    if not here.exists():
+        return url  # (cloning says what is wrong with it)
+    return os.path.relpath(here.resolve(), manifest_path.resolve().parent)
+
+
+_SCP_LIKE = re.compile(r"[^/:]+:")
+"""``git@github.com:owner/repo``: a host before a colon, no local path."""
+
+
 def _add(args: argparse.Namespace) -> int:
     from generator.upstream.declare import NewUpstream, add_upstream
 
@@ -138,7 +156,7 @@ def _add(args: argparse.Namespace) -> int:
 
     new = NewUpstream(
         args.name,
-        args.url,
+        _as_written_in(manifest_path, args.url),
         branch=args.branch,
         prefixes=args.prefixes,
         search_roots=args.search_roots,

@@ -646,6 +646,39 @@ def test_pin_suggest_ranks_the_commit_written_against_and_writes_it(actor_kb: KB
     assert actor_kb.cli("verify", "docs").returncode == 0
 
 
+def test_pin_suggest_weighs_no_held_reference_and_writes_no_pin_into_a_page_citing_none(
+    actor_kb: KB,
+) -> None:
+    """After a sync, a reference held at the old commit (its code changed) scored against the
+    new pin, and `--write` moved the pages back; and it wrote `upstream` and `pin` into an
+    index page citing no code."""
+    old_quote = (
+        "```python\ndef sleep(self, tags=None):\n    state = self.model.state_dict()\n"
+        "    self.saved = {name: tensor.cpu() for name, tensor in state.items()}\n"
+        '    self.model.to("cpu")\n    torch.cuda.empty_cache()\n```'
+    )
+    old = actor_kb.old  # type: ignore[attr-defined]
+    held = (
+        f"---\nheld_refs:\n  - upstream: lib\n    commit: {old}\n    ref: lib/actor.py:7-12\n"
+        "    occurrence: 1\n    status: changed\n---\n"
+    )
+    actor_kb.page(
+        "sub/a.md",
+        f"{held}# A\n\n`sleep()` (lib/actor.py:15-22):\n\n{SLEEP_QUOTE}\n\n"
+        f"Before: `sleep()` (lib/actor.py:7-12):\n\n{old_quote}\n",
+    )
+    actor_kb.page("sub/index.md", "# Notes\n\n- [A](a.md)\n")
+    actor_kb.page("other.md", "# Other\n\n`wake_up()` (lib/actor.py:24-27)\n")
+    result = actor_kb.cli("pin", "suggest", "docs/sub", "--format", "json")
+    data = json.loads(result.stdout)
+    assert (data["refs"], data["held"]) == (1, 1)
+    assert data["candidates"][0]["holds_pin"] and data["candidates"][0]["against"] == 0
+    written = actor_kb.cli("pin", "suggest", "docs/sub", "--write")
+    assert written.stdout.count("wrote the pin into") == 1, written.stdout
+    assert "wrote the pin into docs/sub/a.md" in written.stdout
+    assert "pin:" not in (actor_kb.docs / "sub" / "index.md").read_text()
+
+
 def test_pin_suggest_prefers_the_commit_that_holds_the_quote_whole(kb: KB) -> None:
     """An edited line later: the quote lines up loosely with both versions of `sleep()`, and
     the newer holds the pin; the one it was copied from, whole, ranks first."""

@@ -60,10 +60,15 @@ def run_pin(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(_json(suggestion), ensure_ascii=False, indent=2) + "\n")
         return EXIT_OK if suggestion.not_written is None else EXIT_FAILED
+    held = (
+        f" ({plural(suggestion.held, 'reference')} sync holds at older commits not weighed)"
+        if suggestion.held
+        else ""
+    )
     print(
         f"{suggestion.upstream}: {plural(suggestion.refs, 'reference')} on "
         f"{plural(len(suggestion.pages), 'page')}, "
-        f"pinned at {suggestion.pin[:7]}"
+        f"pinned at {suggestion.pin[:7]}{held}"
     )
     header = (
         f"{'commit':9} {'date':10} {'up':>4} {'against':>7} {'unknown':>7} {'whole':>5}  subject"
@@ -119,6 +124,7 @@ def _json(suggestion) -> dict:  # type: ignore[no-untyped-def]
         "upstream": suggestion.upstream,
         "pages": suggestion.pages,
         "refs": suggestion.refs,
+        "held": suggestion.held,
         "pin": suggestion.pin,
         "candidates": [candidate(c) for c in suggestion.candidates],
         "current": candidate(suggestion.current) if suggestion.current else None,

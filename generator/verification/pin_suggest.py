@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.kb.pages import load_page, write_page
+from generator.kb.pages import Page, load_page, write_page
 from generator.model import CodeRef, Evidence
 from generator.refs.extract import scan
 from generator.refs.extract.evidence import collect_evidence
@@ -38,7 +38,7 @@ from generator.refs.quote import (
 from generator.refs.resolve import Resolver, definitions, page_context, symbol_definitions
 from generator.upstream.gitstore import BlobText, GitStore, identifier_columns
 from generator.upstream.history import Commit, History, history_for
-from generator.upstream.manifest import ConfigError, Manifest, move_pin
+from generator.upstream.manifest import ConfigError, move_pin
 from generator.verification.pipeline import (
     PageFile,
     Verifier,
@@ -104,6 +104,8 @@ class Suggestion:
     blob_reads: int = 0
     written: list[str] = field(default_factory=list)
     """With ``write``: the pages (or the manifest) whose pin was set."""
+    held: int = 0
+    """References into the upstream that sync holds at an older commit: not weighed."""
     not_written: str | None = None
     """With ``write``: why no pin was set, when none was."""
 
@@ -128,7 +130,7 @@ def suggest_pin(
     if not files:
         raise ConfigError(f"no Markdown pages (*.md) found in {', '.join(map(str, paths))}")
     with Verifier(manifest, root) as verifier:
-        claims, name, pins = _claims(verifier, files, upstream)
+        claims, name, pins, held = _claims(verifier, files, upstream)
         if name is None or not claims:
             raise ConfigError(
                 "the pages cite no code of "
@@ -162,6 +164,7 @@ def suggest_pin(
             candidates[:limit],
             current,
             store.blob_reads,
+            held=held[name],
         )
         if write and not candidates:
             suggestion.not_written = "no commit of the history weighed is a candidate"
@@ -172,18 +175,23 @@ def suggest_pin(
                 "nothing says the pages were written against it"
             )
         elif write:
-            suggestion.written = _write(manifest, files, name, candidates[0].last.sha, root)
+            cited_on = {claim.page for claim in claims}
+            citing = {file.source.resolve() for file in files if file.display in cited_on}
+            suggestion.written = _write(verifier, files, citing, name, candidates[0].last.sha, root)
         return suggestion
 
 
 def _claims(
     verifier: Verifier, files: list[PageFile], wanted: str | None
-) -> tuple[list[_Claim], str | None, list[str]]:
-    """Every reference with lines or a symbol, attributed to its upstream and path."""
+) -> tuple[list[_Claim], str | None, list[str], Counter[str]]:
+    """Every reference with lines or a symbol, attributed to its upstream and path; and how
+    many of each upstream's are held by sync at an older commit (``held_refs``), which are
+    not weighed: they cite that commit, not the pin."""
     manifest = verifier.manifest
     resolver: Resolver = verifier.resolver
     by_upstream: dict[str, list[_Claim]] = {}
     pins: dict[str, list[str]] = {}
+    held: Counter[str] = Counter()
     for file in files:
         page = load_page(file.source, file.display, file.rel, verifier.docs_root)
         if page.text is None:
@@ -192,8 +200,14 @@ def _claims(
         records = ref_records(layout, verifier.options)
         evidence = collect_evidence(layout, records, headings=True)
         context = page_context(file.display, page.meta, manifest)
+        occurrences: Counter[str] = Counter()
         for index, record in enumerate(records):
             ref = CodeRef(file.display, *record)
+            occurrences[ref.text] += 1
+            held_ref = context.held.get((ref.text, occurrences[ref.text]))
+            if held_ref is not None:
+                held[held_ref.upstream] += 1
+                continue
             if ref.start is None and ref.symbol is None:
                 continue
             resolved = resolver.resolve(ref, context)
@@ -223,9 +237,21 @@ def _claims(
                 resolver.commit_for(manifest.upstreams[resolved.upstream], context)
             )
     if not by_upstream:
-        return [], None, []
+        return [], None, [], held
     name = wanted or max(by_upstream, key=lambda key: len(by_upstream[key]))
-    return by_upstream.get(name, []), name, pins.get(name, [])
+    return by_upstream.get(name, []), name, pins.get(name, []), held
+
+
+def _cites(verifier: Verifier, page: Page, upstream: str) -> bool:
+    """Whether a reference of ``page`` leads into ``upstream``."""
+    if page.text is None:
+        return False
+    context = page_context(page.display, page.meta, verifier.manifest)
+    layout = scan(page.text, page.body_start)
+    return any(
+        verifier.resolver.resolve(CodeRef(page.display, *record), context).upstream == upstream
+        for record in ref_records(layout, verifier.options)
+    )
 
 
 def _timestamp(date: str | None, option: str, end: bool = False) -> int | None:
@@ -376,23 +402,35 @@ def _used(blob: BlobText, name: str, start: int, end: int, path: str) -> bool:
 
 
 def _write(
-    manifest: Manifest, files: list[PageFile], upstream: str, commit: str, root: Path
+    verifier: Verifier,
+    files: list[PageFile],
+    citing: set[Path],
+    upstream: str,
+    commit: str,
+    root: Path,
 ) -> list[str]:
-    """Set the pin: the manifest's when the pages are every page that relies on it, else each
-    page's own (``pin`` beside ``upstream``, or ``pins``)."""
-    every = collect([root], root.resolve())
+    """Set the pin: the manifest's when the pages are every page that relies on it (cites the
+    upstream without a pin of its own), else each citing page's own (``pin`` beside
+    ``upstream``, or ``pins``). ``citing``: the given pages that cite it (their resolved paths)."""
+    manifest = verifier.manifest
     given = {file.source.resolve() for file in files}
     relying = []
-    for file in every:
+    for file in collect([root], root.resolve()):
         page = load_page(file.source, file.display, file.rel, root)
-        if upstream not in page_context(file.display, page.meta, manifest).pins:
-            relying.append(file.source.resolve())
+        if upstream in page_context(file.display, page.meta, manifest).pins:
+            continue
+        source = file.source.resolve()
+        cites = source in citing if source in given else _cites(verifier, page, upstream)
+        if cites:
+            relying.append(source)
     if relying and set(relying) <= given:
         if move_pin(manifest, upstream, commit):
             return [manifest.display_path()]
         return []
     written = []
     for file in files:
+        if file.source.resolve() not in citing:
+            continue  # (an index, a page citing other upstreams: no pin of this one)
         page = load_page(file.source, file.display, file.rel, root)
         if page.text is None or page.meta is None:
             continue

@@ -181,3 +181,24 @@ def test_the_title_is_valid_yaml_whatever_the_path(path):
     text = render_source_page("lib", "a" * 40, path, outline_plain(["x = 1"]))
     meta = yaml.safe_load(text.split("---\n")[1])
     assert meta["title"].endswith(path)
+
+
+def test_a_page_drafted_in_a_knowledge_base_of_ones_own_joins_its_spec_and_path(tmp_path):
+    """`kb source` without --spec and --path left the page in no spec and no path (warnings
+    that fail a strict build), where `pr`, `new page` and `ingest` pick the only ones."""
+    from generator.kb.scaffold import init_knowledge_base
+    from generator.upstream.gitbuild import RepoBuilder
+
+    from .conftest import KB
+
+    root = tmp_path / "kb"
+    made = init_knowledge_base(root, "Mine", requirement=("kb-generator==0.1.0", True))
+    kb = KB(root)
+    repo = RepoBuilder.init(root / "cache" / "lib")
+    kb.add_upstream("lib", repo, repo.commit({"lib/engine.py": MODULE}, "add"))
+    result = kb.cli("source", "lib", "lib/engine.py")
+    assert result.returncode == 0, result.stderr
+    text = (root / "docs" / "analysis" / "lib-engine-source-analysis.md").read_text("utf-8")
+    assert f"spec: {made.spec_id}" in text and "paths: [start]" in text
+    verified = kb.cli("verify").stdout
+    assert "page-no-spec" not in verified and "page-not-in-path" not in verified

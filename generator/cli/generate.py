@@ -376,14 +376,19 @@ def run_review(args: argparse.Namespace) -> int:
 
 
 def run_source(args: argparse.Namespace) -> int:
-    from generator.generate.source import Placement, default_output, generate_source_page
+    from generator.generate.source import (
+        Placement,
+        complete_placement,
+        default_output,
+        generate_source_page,
+    )
     from generator.verification.pipeline import docs_root_for
 
     manifest = load_manifest(args.manifest)
     output = args.output or default_output(
         docs_root_for(manifest, [manifest.root / "docs"]), args.path
     )
-    placement = Placement.from_args(args)
+    placement = complete_placement(Placement.from_args(args), manifest, "source-analysis")
     written = generate_source_page(
         manifest,
         args.upstream,

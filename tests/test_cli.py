@@ -218,6 +218,10 @@ def test_usage_errors_exit_two(lib_kb):
     result = lib_kb.cli("verify", "docs", "--ignore", "no-such-check")
     assert result.returncode == 2
     assert "unknown check id(s) to ignore: no-such-check" in result.stderr
+    late = lib_kb.cli("verify", "docs", "-v")
+    assert late.returncode == 2 and "hint: -v goes before the command" in late.stderr
+    missing = lib_kb.cli("verify", "--manifest", "nope.yaml")
+    assert missing.returncode == 2 and "kb init DIRECTORY starts one" in missing.stderr
 
 
 def test_help_and_list_checks(lib_kb):

@@ -277,7 +277,7 @@ def test_json_report(kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str
         (b"# Title\n\n\xff\xfe not UTF-8\n", "is not valid UTF-8"),
         ("# 标题\n\n中文笔记\n".encode("gbk"), "iconv -f GB18030 -t UTF-8, if it is GB18030"),
         ("# Café\n\nnaïve\n".encode("latin-1"), "iconv -f LATIN1 -t UTF-8, if it is LATIN1"),
-        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "it looks like a binary file, not text"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "it looks like a binary file, not a page"),
         (
             ("# 长\n" + "ab" + "中文" * 20000).encode("gb18030"),
             "iconv -f GB18030",

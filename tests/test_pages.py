@@ -120,6 +120,7 @@ def test_non_utf8_page_is_a_problem_and_is_never_rewritten(tmp_path):
     [problem] = page.problems
     assert (problem.check, problem.line, problem.column) == ("page-encoding", 5, 4)
     assert "0xe9" in problem.message
+    assert problem.suggestion == "convert it to UTF-8: iconv -f LATIN1 -t UTF-8, if it is LATIN1"
     assert render_page(page) == raw
     with pytest.raises(ValueError, match="not valid UTF-8"):
         render_page(page, {"title": "y"})
@@ -178,3 +179,17 @@ def test_a_page_nested_too_deep_is_found_at_its_first_such_line(frontmatter, lin
         re.M,
     ).search(text, page.body_start)
     assert deep == ([] if anchored is None else [text.count("\n", 0, anchored.start()) + 1])
+
+
+@pytest.mark.parametrize(
+    ("raw", "advice"),
+    [
+        ("# 训练流程\n".encode("gbk"), "iconv -f GB18030 -t UTF-8, if it is GB18030"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00", "it looks like a binary file, not a page"),
+    ],
+)
+def test_a_page_that_is_not_utf8_says_what_it_looks_like(tmp_path, raw, advice):
+    """`verify` said "re-save the file as UTF-8" of a GBK page and of a PNG alike, where
+    `ingest` already said which encoding or that it is binary."""
+    [problem] = page_from(raw, tmp_path).problems
+    assert advice in problem.suggestion

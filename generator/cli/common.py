@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -24,7 +25,14 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        hint = ""
+        if message.startswith("unrecognized arguments:") and _VERBOSE.search(message):
+            hint = "  hint: -v goes before the command: kb -v COMMAND ...\n"
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n{hint}")
+
+
+_VERBOSE = re.compile(r"(?:^|\s)(?:-v+|--verbose)(?=\s|$)")
+"""``-v``, ``-vv`` or ``--verbose`` among arguments a command does not take."""
 
 
 def interactive(stream: object) -> bool:

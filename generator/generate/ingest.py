@@ -30,7 +30,6 @@ anything is written).
 
 from __future__ import annotations
 
-import codecs
 import datetime as dt
 import logging
 import posixpath
@@ -45,7 +44,7 @@ from urllib.parse import quote, unquote
 
 from generator.checks import severity_of
 from generator.files import atomic_write
-from generator.generate.pr import CJK, PrError, detect_language
+from generator.generate.pr import PrError, detect_language
 from generator.generate.review import changed_lines, item_problems
 from generator.generate.review import findings as review_items
 from generator.generate.source import Placement
@@ -205,27 +204,6 @@ def _outline(page: Page) -> Page:
     title = first_heading(page)
     outline = page.text[: page.body_start] + (f"# {title}\n" if title else "")
     return replace(page, text=outline)
-
-
-def _encoding_hint(source: Path) -> str:
-    """What to do with a file that is not UTF-8, by what its bytes look like: binary, Chinese
-    in GB18030 (GBK), or a single-byte encoding such as Latin-1."""
-    try:
-        data = source.read_bytes()[:65536]
-    except OSError:
-        return ""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return " (convert it to UTF-8 first: iconv -f UTF-16 -t UTF-8)"
-    if b"\x00" in data:
-        return " (it looks like a binary file, not text)"
-    try:
-        # (Incrementally: the first 64 KiB may end inside a character.)
-        decoded = codecs.getincrementaldecoder("gb18030")().decode(data, final=False)
-        chinese = CJK.search(decoded) is not None
-    except UnicodeDecodeError:
-        chinese = False
-    encoding = "GB18030" if chinese else "LATIN1"
-    return f" (convert it to UTF-8 first: iconv -f {encoding} -t UTF-8, if it is {encoding})"
 
 
 def _file_in_the_way(directory: Path | None) -> Path | None:
@@ -488,7 +466,7 @@ class Ingester:
         page = load_page(source, str(source), source.name)
         if page.text is None:
             problem = page.problems[0]
-            hint = _encoding_hint(source) if problem.check == "page-encoding" else ""
+            hint = f" ({problem.suggestion})" if problem.check == "page-encoding" else ""
             raise IngestError(
                 f"{source}:{problem.line}:{problem.column}: {problem.message}; nothing was "
                 f"written{hint}"

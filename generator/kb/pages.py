@@ -9,6 +9,7 @@ unknown keys, their order and their comments.
 
 from __future__ import annotations
 
+import codecs
 import errno
 import io
 import os
@@ -281,6 +282,27 @@ def read_page(source: Path, display: str | None = None, rel: str | None = None) 
     return load_page(source, display or str(source), rel or source.name)
 
 
+_CHINESE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def encoding_advice(raw: bytes) -> str:
+    """What to do with a file that is not UTF-8, by what its first bytes look like: binary,
+    UTF-16, Chinese in GB18030 (GBK), or a single-byte encoding such as Latin-1."""
+    data = raw[:65536]
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "convert it to UTF-8: iconv -f UTF-16 -t UTF-8"
+    if b"\x00" in data:
+        return "it looks like a binary file, not a page: move it out of the pages"
+    try:
+        # (Incrementally: the first 64 KiB may end inside a character.)
+        decoded = codecs.getincrementaldecoder("gb18030")().decode(data, final=False)
+        chinese = _CHINESE.search(decoded) is not None
+    except UnicodeDecodeError:
+        chinese = False
+    encoding = "GB18030" if chinese else "LATIN1"
+    return f"convert it to UTF-8: iconv -f {encoding} -t UTF-8, if it is {encoding}"
+
+
 def parse_page(raw: bytes, source: Path, display: str, rel: str) -> Page:
     try:
         decoded = raw.decode("utf-8")
@@ -293,7 +315,7 @@ def parse_page(raw: bytes, source: Path, display: str, rel: str) -> Page:
             column,
             f"page is not valid UTF-8 (byte 0x{raw[error.start]:02x} at offset {error.start});"
             " it was not checked",
-            "re-save the file as UTF-8",
+            encoding_advice(raw),
         )
         return Page(source, display, rel, raw, None, problems=[problem])
     bom = decoded.startswith(_BOM)

@@ -227,7 +227,7 @@ def dirty_paths(root: Path, paths: Sequence[Path], journal: Journal | None = Non
         raise ConfigError(
             f"{root} is not a git repository, so uncommitted changes to the pages cannot be "
             "ruled out",
-            hint="commit the knowledge base to git first, or pass --force",
+            hint="put it under git first (git init && git add -A && git commit), or pass --force",
         )
     toplevel = Path(top.stdout.strip())
     entries = result.stdout.decode("utf-8", "surrogateescape").split("\0")

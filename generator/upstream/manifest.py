@@ -162,7 +162,8 @@ def load_manifest(path: Path) -> Manifest:
         raise ConfigError(
             "no such file",
             file=display,
-            hint=f"create {MANIFEST_NAME} (see README.md) or pass --manifest",
+            hint="run this inside a knowledge base (kb init DIRECTORY starts one), or pass "
+            "--manifest FILE",
         ) from None
     except UnicodeDecodeError as error:
         raise ConfigError(f"not valid UTF-8 ({error.reason})", file=display) from None
@@ -209,7 +210,8 @@ def load_manifest(path: Path) -> Manifest:
             "missing key 'upstreams'",
             file=display,
             line=1,
-            hint="declare each upstream under 'upstreams:' (see README.md)",
+            hint="add 'upstreams:' (an empty one is fine); kb upstreams add NAME URL declares "
+            "one under it",
         )
     # None of them yet is a knowledge base just made (`kb init`): its references are reported as
     # unattributed until `kb upstreams add` declares one.

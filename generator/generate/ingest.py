@@ -1077,9 +1077,18 @@ def _link_edits(
         # Only the file's name changes (never its folder): the rest stays as written.
         folder, _, name = written.rpartition("/")
         encoded = name != unquote(name) or " " in new.name
-        moved = (folder + "/" if folder else "") + (quote(new.name) if encoded else new.name)
+        moved = (folder + "/" if folder else "") + (_in_link(new.name) if encoded else new.name)
         wanted.append((offset, written, moved, link.line, link.column, "link to a renamed page"))
     return wanted
+
+
+def _in_link(name: str) -> str:
+    """A file name as a link target: percent-encoded only where a link needs it (spaces,
+    brackets, ``%#?``), letters of every script kept (`训练-流程.md`, not `%E8%AE%AD...`)."""
+    return "".join(
+        character if character.isalnum() or character in "-._~+,;=@!$&'*" else quote(character)
+        for character in name
+    )
 
 
 def _canonical(resolved: ResolvedRef) -> str | None:

@@ -579,6 +579,9 @@ class Resolver:
     def _split_revision(self, store: GitStore, rest: str) -> tuple[str, str]:
         """Split ``feature/x/path/file.py`` into revision and path, longest branch first."""
         parts = rest.split("/")
+        if _FULL_SHA.match(parts[0]) and store.resolve(parts[0]):
+            # A permalink's commit: no branch is named so (asking which are costs a process).
+            return parts[0], "/".join(parts[1:])
         for count in range(min(len(parts) - 1, 6), 1, -1):
             candidate = "/".join(parts[:count])
             if store.resolve(candidate):

@@ -381,10 +381,17 @@ def test_a_fix_into_another_file_follows_definitions_not_uses(neighbours_kb: KB)
 
 
 def test_a_fix_into_another_file_of_a_language_without_definitions_read(neighbours_kb: KB) -> None:
+    """The quote is `pack`'s body in b.go without its `func` line: the fix cites that line
+    too, so that `pack` is in the lines it writes. A quote of another function's body gets
+    no fix: the rewrite would leave `pack` out of its lines (it did)."""
     quote = "```go\ntotal := 0\nfor _, x := range xs {\n\ttotal += weights[x]\n}\nreturn total\n```"
     neighbours_kb.page("a.md", f"`pack()` (lib/a.go:3-5):\n\n{quote}\n")
     (finding,) = findings(neighbours_kb, "quote-elsewhere")
-    assert finding.fix == ("lib/b.go", 4, 8)
+    assert finding.fix == ("lib/b.go", 3, 8)
+    neighbours_kb.page("a.md", f"`unpack()` (lib/a.go:3-5):\n\n{quote}\n")
+    found = {f.check: f for f in findings(neighbours_kb)}
+    assert found["quote-elsewhere"].fix is None
+    assert "which does not hold `unpack`" in found["quote-elsewhere"].message
 
 
 def test_a_single_name_beside_a_reference_outside_a_code_span_is_no_claim(
@@ -877,6 +884,18 @@ def test_a_range_off_by_a_few_is_one_finding_with_its_fix(actor_kb: KB) -> None:
     assert [f.check for f in findings(actor_kb)] == ["symbol-not-in-range"]
 
 
+def test_a_quote_of_a_method_of_the_same_name_in_another_class_is_no_use_of_it(
+    actor_kb: KB,
+) -> None:
+    """`Actor.sleep`, cited right, with `Critic.sleep` quoted: its `def sleep` line is no
+    call of `sleep`, so the quote is the mistake, said without a fix."""
+    critic = '```python\ndef sleep(self):\n    self.value_head.to("cpu")\n    return False\n```'
+    actor_kb.page("a.md", f"`Actor.sleep` (lib/actor.py:15-22):\n\n{critic}\n")
+    (finding,) = findings(actor_kb)
+    assert finding.check == "quote-elsewhere" and finding.fix is None
+    assert "it is at 31-33, which does not hold `Actor.sleep`" in finding.message
+
+
 def test_a_quote_of_another_class_method_gets_no_fix(actor_kb: KB) -> None:
     """The page names `Critic.sleep` and quotes `Actor.sleep`: moving the range to the quote
     would cite another class's method under the name; a person picks which is meant."""
@@ -935,6 +954,13 @@ def test_a_quote_of_other_code_beside_a_right_reference_is_no_mistake(kb: KB) ->
         "a.md",
         f"`train_step` (lib/training.py:4-9) is called from the main loop:\n\n{loop}\n\n"
         f"`train` (lib/training.py:17-22) ends with `glu`, which is:\n\n{callee}\n",
+    )
+    assert findings(kb) == []
+    # The name the sentence opens with, words away from the reference, is what it is about.
+    kb.page(
+        "a.md",
+        "`train` walks the batches (lib/training.py:17-22) and ends with `glu`, which is:"
+        f"\n\n{callee}\n",
     )
     assert findings(kb) == []
     # Cited at lines that are not its definition, the same quote is the mistake's measure.

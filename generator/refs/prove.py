@@ -147,7 +147,7 @@ class Prover:
                 findings.extend(self._quote_moved(ref, target, evidence.quote))
             return findings
         if evidence.quote is not None:
-            findings.extend(self._prove_quote(ref, target, evidence.quote, evidence.names))
+            findings.extend(self._prove_quote(ref, target, evidence.quote, evidence))
         if (
             evidence.names
             and evidence.names_claim_range
@@ -165,8 +165,11 @@ class Prover:
     # -- quotes ---------------------------------------------------------------------------
 
     def _prove_quote(
-        self, ref: CodeRef, target: _Target, quote: Quote, names: tuple[str, ...] = ()
+        self, ref: CodeRef, target: _Target, quote: Quote, evidence: Evidence | None = None
     ) -> list[Finding]:
+        names = evidence.names if evidence is not None else ()
+        # What the sentence is about: the symbol beside the reference, or the name it opens with.
+        about = ref.symbol or (evidence.subject if evidence is not None else None)
         assert ref.start is not None and ref.end is not None
         if quote.unterminated or target.blob.is_binary or quote.text.count("\n") >= MAX_QUOTE_LINES:
             problem = _unchecked_reason(quote, target)
@@ -201,7 +204,8 @@ class Prover:
                 return []
             places = verdict.places
             if all(
-                _shows_other_code(ref, names, target.blob, target.blob, place) for place in places
+                _shows_other_code(about, ref, names, target.blob, target.blob, place)
+                for place in places
             ):
                 return []
             if len(places) == 1:
@@ -234,8 +238,8 @@ class Prover:
                             f"kb pin suggest {ref.page}",
                         )
                     ]
-                fix = Fix(target.path, *_fixed_range(ref, place))
-                named = self._symbol_missing(ref, target, fix, target.blob) or _defined_in_range(
+                fix = self._settled_fix(ref, target, target.path, place, target.blob)
+                named = (ref.symbol if fix is None else None) or _defined_in_range(
                     ref, names, target.blob, target.blob, place
                 )
                 if named is not None:
@@ -271,16 +275,23 @@ class Prover:
         if unique is not None:
             path, place = unique
             there = self._blob_at(target, path)
-            if there is not None and _shows_other_code(ref, names, target.blob, there, place):
+            if there is not None and _shows_other_code(
+                about, ref, names, target.blob, there, place
+            ):
                 return []
             fix = Fix(path, *_fixed_range(ref, place))
             named = None
-            if there is not None and _both_python(target.path, path):
+            if there is not None:
+                python = _both_python(target.path, path)
+                settled = self._settled_fix(ref, target, path, place, there)
                 named = (
-                    _not_defined_there(ref, there, place)
-                    or self._symbol_missing(ref, target, fix, there)
-                    or _defined_in_range(ref, names, target.blob, there, place)
+                    (_not_defined_there(ref, there, place) if python else None)
+                    or (ref.symbol if settled is None else None)
+                    or (
+                        _defined_in_range(ref, names, target.blob, there, place) if python else None
+                    )
                 )
+                fix = settled or fix
             if named is not None:
                 said = (
                     f"{where} is not in '{target.path}' at {_at(target)}; it is in '{path}' "
@@ -415,17 +426,29 @@ class Prover:
             )
         ]
 
-    def _symbol_missing(
-        self, ref: CodeRef, target: _Target, fix: Fix, blob: BlobText
-    ) -> str | None:
-        """The symbol named beside the reference, when the lines ``fix`` proposes (of
-        ``blob``) fail the check the resolver makes of it (neither a use of it in code nor
-        inside its definition, or another class's method), else None."""
-        if not ref.symbol or self.stores.symbol_holds(
-            ref, target.upstream, target.commit, fix, blob
-        ):
-            return None
-        return ref.symbol
+    def _settled_fix(
+        self, ref: CodeRef, target: _Target, path: str, place: Placement, blob: BlobText
+    ) -> Fix | None:
+        """The lines of ``path`` (``blob``) to cite where the quote is, when they pass the
+        check the resolver makes of the symbol named beside the reference (a use of it in
+        code, inside its definition, not another class's method), else None: a rewrite must
+        not trade one finding for another. A quote of a body without its header (in a language
+        whose definitions are not read) is cited with the header line above it, which names
+        the symbol."""
+        fix = Fix(path, *_fixed_range(ref, place))
+        if not ref.symbol or self._holds(ref, target, fix, blob):
+            return fix
+        if ref.start != ref.end and 1 < place.first <= blob.line_count:
+            above = blob.lines[place.first - 2]
+            widened = Fix(path, place.first - 1, fix.end)
+            if identifier_columns(above, last_name(ref.symbol)) and self._holds(
+                ref, target, widened, blob
+            ):
+                return widened
+        return None
+
+    def _holds(self, ref: CodeRef, target: _Target, fix: Fix, blob: BlobText) -> bool:
+        return self.stores.symbol_holds(ref, target.upstream, target.commit, fix, blob)
 
     def _blob_at(self, target: _Target, path: str) -> BlobText | None:
         """The file ``path`` at the target's commit (None for none, a link or a submodule)."""
@@ -710,24 +733,29 @@ def _unchecked_reason(quote: Quote, target: _Target) -> str | None:
 
 
 def _shows_other_code(
-    ref: CodeRef, names: tuple[str, ...], cited: BlobText, there: BlobText, place: Placement
+    about: str | None,
+    ref: CodeRef,
+    names: tuple[str, ...],
+    cited: BlobText,
+    there: BlobText,
+    place: Placement,
 ) -> bool:
     """Whether the quote, at ``place`` of ``there`` (the cited file or another), shows other
-    code than the symbol named beside the reference on purpose, while that symbol's
-    definition starts in the cited lines (the reference is right): a use of the symbol
-    (`` `train_step` (training.py:9-16) is called from the main loop:`` and the loop quoted),
-    or the definition of another name of the sentence (`` `MLP.forward` (mlp.py:29-38) calls
-    `glu`, which is:`` and `glu` quoted). Nothing to report, and nothing to fix."""
-    if not ref.symbol or cited.is_binary or there.is_binary:
+    code than what the sentence is about (``about``: the symbol beside the reference, or the
+    name the sentence opens with) on purpose, while its definition starts in the cited lines
+    (the reference is right): a use of it (`` `train_step` (training.py:9-16) is called from
+    the main loop:`` and the loop quoted), or the definition of another name of the sentence
+    (`` `MLP.forward` (mlp.py:29-38) calls `glu`, which is:`` and `glu` quoted). Nothing to
+    report, and nothing to fix."""
+    if not about or cited.is_binary or there.is_binary:
         return False
     assert ref.start is not None and ref.end is not None
-    spans = symbol_definitions(cited.line_tuple, ref.symbol)
+    spans = symbol_definitions(cited.line_tuple, about)
     if not any(ref.start <= first <= ref.end for first, _ in spans):
         return False
-    name = last_name(ref.symbol)
-    defined_there = spans if there is cited else definitions(there.line_tuple, name)
-    if _within(defined_there, place):
-        return False  # a definition of it (an off-by-few quote, a copy): not other code
+    name = last_name(about)
+    if _within(definitions(there.line_tuple, name), place):
+        return False  # a definition of that name, of any class: not a use of it
     if there.occurs_in_code(name, place.first, place.last):
         return True
     return any(

@@ -993,6 +993,46 @@ def test_the_name_a_sentence_opens_with_is_what_its_reference_cites(kb: KB) -> N
     assert findings(kb) == []
 
 
+def test_a_subject_is_no_claim_where_the_lines_hold_another_name_or_what_it_uses(kb: KB) -> None:
+    """False warnings a review found: another name of the sentence at the lines, a line in
+    the body of what the subject calls, and a module constant it reads. And a sentence right
+    after the frontmatter, whose start was looked for inside the frontmatter."""
+    repo = kb.new_upstream("lib")
+    source = (
+        "DEFAULTS = {'lr': 0.1}\n\n\ndef load(path):\n    return dict(DEFAULTS)\n\n\n" + TRAINING
+    )
+    pin = repo.commit({"lib/t.py": source}, "Training")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    silent = [
+        "`glu` and `train_step` both keep the batch (lib/t.py:10-15).",
+        "`train` runs each step, whose loss is backpropagated (lib/t.py:12-13).",
+        "`load` starts from the defaults (lib/t.py:1).",
+    ]
+    kb.page("a.md", "\n\n".join(silent) + "\n")
+    assert findings(kb) == []
+    kb.page("b.md", "---\ntitle: B\n---\n`glu` squashes half of its input (lib/t.py:10-15).\n")
+    assert [f.check for f in findings(kb)] == ["names-not-in-range"]
+
+
+def test_a_block_between_a_sentence_and_its_own_caption_is_the_caption_s(actor_kb: KB) -> None:
+    """A sentence citing `wake_up`, a line introducing a block, the block, then its caption:
+    the block was read as the sentence's quote (an error, and a fix moving a right reference
+    onto the caption's lines). A caption after a blank line keeps its block even when a line
+    introduces it (`Source:` is the usual caption of an LLM draft)."""
+    actor_kb.page(
+        "a.md",
+        "`wake_up()` brings the weights back (lib/actor.py:24-27).\n"
+        f"The method before it does the opposite:\n\n{SLEEP_QUOTE}\n\n"
+        "*Source: lib/actor.py:15-21*\n",
+    )
+    assert findings(actor_kb) == []
+    actor_kb.page(
+        "a.md", f"The method looks like this:\n\n{SLEEP_QUOTE}\n\n*Source: lib/actor.py:24-30*\n"
+    )
+    (finding,) = findings(actor_kb)
+    assert finding.check == "quote-elsewhere" and finding.fix == ("lib/actor.py", 15, 21)
+
+
 def test_a_sentence_about_one_class_method_at_another_class_method_is_a_warning(
     actor_kb: KB,
 ) -> None:

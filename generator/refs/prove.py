@@ -51,10 +51,10 @@ from generator.refs.quote import (
 from generator.refs.resolve import (
     PageContext,
     Resolver,
-    defined_names,
     definitions,
     first_use,
     last_name,
+    names_of_lines,
     symbol_definitions,
 )
 from generator.upstream.gitstore import BlobText, GitStore, identifier_columns
@@ -159,7 +159,7 @@ class Prover:
             # the resolver: the sentence's other names may be its callers or callees.)
             findings.extend(self._prove_names(ref, target, evidence.names))
         if evidence.subject and not findings and not ref.symbol and 1 <= ref.start <= ref.end:
-            findings.extend(self._prove_subject(ref, target, evidence.subject))
+            findings.extend(self._prove_subject(ref, target, evidence.subject, evidence.names))
         return findings
 
     # -- quotes ---------------------------------------------------------------------------
@@ -592,11 +592,15 @@ class Prover:
             )
         ]
 
-    def _prove_subject(self, ref: CodeRef, target: _Target, subject: str) -> list[Finding]:
+    def _prove_subject(
+        self, ref: CodeRef, target: _Target, subject: str, names: Sequence[str]
+    ) -> list[Finding]:
         """The name the sentence opens with, defined in the cited file, neither used in the
         cited lines nor defined across them: `` `all_gather_params` broadcasts every
         parameter (x.py:57-63)`` at the lines of `reduce_scatter_grads`. Unless the cited
-        lines define what its definition uses (`` `train()` calls the step (x.py:4-9)``)."""
+        lines define, or belong to, what its definition uses (`` `train()` calls the step
+        (x.py:4-9)``, a line of the step, a module constant), or hold another name of the
+        sentence (`` `a` and `b` both loop (x.py:10-13)``, at `b`)."""
         assert ref.start is not None and ref.end is not None
         blob = target.blob
         if blob.is_binary or ref.end > blob.line_count or not target.path.endswith((".py", ".pyi")):
@@ -610,7 +614,13 @@ class Prover:
         ):
             return []  # as the resolver checks a symbol named beside the reference
         spans = symbol_definitions(blob.line_tuple, subject) or definitions(blob.line_tuple, name)
-        cited = set(defined_names(blob.line_tuple, ref.start, ref.end)) - {name}
+        for other in {last_name(named) for named in names} - {name}:
+            if blob.occurs_in_code(other, ref.start, ref.end) or any(
+                first <= ref.end and ref.start <= last
+                for first, last in definitions(blob.line_tuple, other)
+            ):
+                return []  # the sentence is about that one too
+        cited = names_of_lines(blob.line_tuple, ref.start, ref.end) - {name}
         if any(
             blob.occurs_in_code(callee, first, last) for callee in cited for first, last in spans
         ):

@@ -1615,18 +1615,37 @@ def definitions(lines: tuple[str, ...], name: str) -> list[tuple[int, int]]:
     return spans
 
 
-def defined_names(lines: tuple[str, ...], start: int, end: int) -> list[str]:
-    """The names of the Python ``def``/``class`` headers in lines ``start..end``."""
-    names = []
+def names_of_lines(lines: tuple[str, ...], start: int, end: int) -> set[str]:
+    """The Python names lines ``start..end`` define or belong to: their ``def`` and ``class``
+    headers, their module-level assignments (``DEFAULTS = {...}``), and the definitions that
+    enclose the first of them (a part of a function's body is that function's)."""
+    names = set()
     for line in lines[max(start, 1) - 1 : end]:
-        match = _DEFINITION_HEADER.match(line)
+        match = _DEFINITION_HEADER.match(line) or _MODULE_ASSIGNMENT.match(line)
         if match is not None:
             name = _IDENTIFIER_AT.match(line, match.end())
             if name is not None:
-                names.append(name.group())
+                names.add(name.group())
+    first = next((n for n in range(max(start, 1), end + 1) if lines[n - 1].strip()), None)
+    if first is None or first > len(lines):
+        return names
+    indent = len(lines[first - 1]) - len(lines[first - 1].lstrip())
+    for number in range(first - 1, 0, -1):
+        if indent == 0:
+            break
+        line = lines[number - 1]
+        stripped = line.lstrip()
+        if not stripped or len(line) - len(stripped) >= indent:
+            continue
+        indent = len(line) - len(stripped)
+        match = _DEFINITION_HEADER.match(line)
+        if match is not None and (name := _IDENTIFIER_AT.match(line, match.end())) is not None:
+            names.add(name.group())
     return names
 
 
+_MODULE_ASSIGNMENT = re.compile(r"(?=[A-Za-z_][A-Za-z0-9_]*[ \t]*(?::[^=\n]*)?=[^=])")
+"""A module-level assignment, matched empty before the name it binds."""
 _IDENTIFIER_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 

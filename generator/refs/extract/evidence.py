@@ -199,6 +199,10 @@ def _quotes(
             continue
         if _introduces_output(layout, line):
             continue  # "Running x.py:10-20 prints:": what follows is its output
+        if not _introduces(layout, line, fence.open_line) and _captioned_below(
+            layout, fence, records, ref_lines, per_line, by_line
+        ):
+            continue  # a sentence, the block, then the block's own caption: the caption's
         quotes[index] = fence.quote("after")
         claimed.add(position)
 
@@ -217,7 +221,11 @@ def _quotes(
             continue
         if not _is_caption(layout, line, records[index][2]):
             continue
-        if line > fence.close_line + 1 and _introduced(layout, fence.open_line):
+        if (
+            line > fence.close_line + 1
+            and _introduced(layout, fence.open_line)
+            and not _caption_only(layout, line, records[index][2])
+        ):
             # "A causal mask looks like this:", the block, then a paragraph of its own citing
             # other code: the block is the line above's, not the reference's.
             continue
@@ -450,6 +458,64 @@ def _gap_ok(layout: MarkdownLayout, first: int, last: int, captions: int) -> boo
     return True
 
 
+def _introduces(layout: MarkdownLayout, line: int, open_line: int) -> bool:
+    """Whether the page line ``line``, holding a reference, introduces the block opening at
+    ``open_line``: it ends with a colon and only blank lines lie between them."""
+    if not _gap_ok(layout, line + 1, open_line - 1, 0):
+        return False
+    start = layout.line_starts[line - 1]
+    end = layout.text.find("\n", start)
+    return (
+        layout.text[start : end if end != -1 else len(layout.text)].rstrip().endswith((":", "："))
+    )
+
+
+def _captioned_below(
+    layout: MarkdownLayout,
+    fence: _FenceLines,
+    records: Sequence[RefRecord],
+    ref_lines: list[int],
+    per_line: Counter[int],
+    by_line: dict[int, int],
+) -> bool:
+    """Whether a reference after the block is its caption (`_caption_only`), right after
+    it or after a blank line: it then says which lines the block shows."""
+    if fence.unterminated:
+        return False
+    below = bisect.bisect_right(ref_lines, fence.close_line)
+    if below >= len(ref_lines):
+        return False
+    line = ref_lines[below]
+    if line > fence.close_line + 2 or per_line[line] != 1:
+        return False
+    if not _gap_ok(layout, fence.close_line + 1, line - 1, 0):
+        return False
+    record = records[by_line[line]]
+    return quotes_language(fence.language, record[4]) and _caption_only(layout, line, record[2])
+
+
+_ABOVE = re.compile(r"\babove\b|上面|以上|如上|上述", re.IGNORECASE)
+
+
+def _caption_only(layout: MarkdownLayout, line: int, reference: str) -> bool:
+    """Whether the page line holding a reference is a caption and nothing else: besides the
+    reference, a word or two (``Source:``, ``— from``, ``见``) or words pointing at the block
+    above (``The snippet above is``, ``以上代码``)."""
+    if not _is_caption(layout, line, reference):
+        return False
+    start = layout.line_starts[line - 1]
+    end = layout.text.find("\n", start)
+    written = layout.text[start : end if end != -1 else len(layout.text)]
+    if written.rstrip().endswith((":", "：")):
+        return False  # it introduces what follows it
+    around = written.replace(reference, " ", 1).strip(" \t`*_:：-—–()（）[]【】.。,，>")
+    if _ABOVE.search(around):
+        return True
+    if around.isascii():
+        return len(around.split()) <= 3
+    return len(around) <= 6
+
+
 def _introduced(layout: MarkdownLayout, open_line: int) -> bool:
     """Whether the last line written above the block opening at ``open_line`` introduces it
     (ends with a colon: ``looks like this:``, ``如下：``)."""
@@ -615,7 +681,7 @@ def _sentence(layout: MarkdownLayout, offset: int) -> tuple[int, int]:
         last_end = following_end
     # Only so far either side: a paragraph of one enormous line would otherwise be searched
     # from its start for every reference in it.
-    block_start = max(line_starts[first], offset - _SENTENCE_REACH)
+    block_start = max(line_starts[first], offset - _SENTENCE_REACH, layout.body_start)
     last_end = min(last_end, offset + _SENTENCE_REACH)
     start, end = block_start, last_end
     for match in _SENTENCE_END.finditer(text, block_start, last_end):

@@ -852,3 +852,18 @@ def test_a_windows_path_is_read_with_its_backslashes_as_slashes():
     assert ref.path == "/Users/bob/Megatron-LM/megatron/core/x.py"
     assert (ref.start, ref.end) == (9, 28)
     assert refs_of("escaped x\\_y.py:12 and a\\b.py:3\n") == []
+
+
+@pytest.mark.parametrize(
+    ("line", "symbols"),
+    [
+        ("`foo` and `bar` are at lines 1-3, 6-8 of x.py.", ["foo", "bar"]),
+        ("`foo`、`bar` 位于 x.py 第 5-9、20-30 行", ["foo", "bar"]),
+        ("`foo` (lines 5-9, 20-30 of x.py)", ["foo", None]),
+        ("lines 5-9 and 12-16 of x.py hold `foo`.", [None, None]),
+    ],
+)
+def test_names_beside_a_phrase_listing_ranges_pair_up_in_order(line, symbols):
+    """The name nearest a phrase went to every range it lists: `bar` was said not to be in
+    lines 1-3, a false error."""
+    assert [ref.symbol for ref in refs_of(line + "\n")] == symbols

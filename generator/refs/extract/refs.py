@@ -29,6 +29,7 @@ import bisect
 import functools
 import keyword
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -1174,6 +1175,10 @@ def _phrase_records(
     found.sort()
     text = layout.text
     previous: tuple[int, int, str, int] | None = None  # line, finish, path, path offset
+    sizes = Counter((lines.first, lines.last) for lines in found)
+    group: tuple[int, int] | None = None
+    symbols: list[str | None] = []
+    taken_names = 0
     for lines in found:
         begin, finish, start, end = lines.begin, lines.finish, lines.start, lines.end
         if layout.fence_at(begin) is not None:
@@ -1220,7 +1225,15 @@ def _phrase_records(
         else:
             continue
         if symbol is None:
-            symbol = _phrase_symbol(body, line_start, lines, path, path_offset, after is not None)
+            # The ranges one phrase lists (`lines 1-3, 6-8 of x.py`) share the names before it.
+            if (lines.first, lines.last) != group:
+                group, taken_names = (lines.first, lines.last), 0
+                symbols = _phrase_symbols(
+                    layout, body, line_start, lines, path, path_offset, after is not None,
+                    sizes[group],
+                )  # fmt: skip
+            symbol = symbols[taken_names] if taken_names < len(symbols) else None
+            taken_names += 1
         consumed.add(layout.position(path_offset))
         records.append(_apart(line, column, text[begin:finish], path, start, end, symbol, "phrase"))
         previous = (line, finish, path, path_offset)
@@ -1278,21 +1291,46 @@ _NAME_AFTER_PHRASE = re.compile(r"[ \t]+(?:holds?|contains?|defines?)[ \t]+`([^`
 """A code span the lines are said to hold after the phrase (``lines 5-9 of x.py hold `X```)."""
 
 
-def _phrase_symbol(
-    body: str, line_start: int, lines: _Lines, path: str, path_offset: int, path_after: bool
-) -> str | None:
-    """The symbol a lines phrase names beside it (see `_NAME_BEFORE_PATH`, `_NAME_BEFORE_LINES`,
-    `_NAME_AFTER_PHRASE`), as a code span right beside an inline reference names one."""
+def _phrase_symbols(
+    layout: MarkdownLayout,
+    body: str,
+    line_start: int,
+    lines: _Lines,
+    path: str,
+    path_offset: int,
+    path_after: bool,
+    ranges: int,
+) -> list[str | None]:
+    """The symbols of the ``ranges`` ranges of a lines phrase, in order, from the names written
+    beside it (see `_NAME_BEFORE_PATH`, `_NAME_BEFORE_LINES`, `_NAME_AFTER_PHRASE`), as a code
+    span right beside an inline reference names one: with several ranges, names listed before
+    the phrase pair with them in order, a single one goes to the first (`` `f` (lines 5-9,
+    20-30 of x.py)``), and any other count names none."""
+    lowest = max(line_start, (lines.first if path_after else path_offset) - _NAME_REACH)
     if path_after:
-        named = _NAME_BEFORE_LINES.search(body, line_start, lines.first)
+        named = _NAME_BEFORE_LINES.search(body, lowest, lines.first)
         end = max(lines.finish, path_offset + len(path))
     else:
-        named = _NAME_BEFORE_PATH.search(body, line_start, path_offset)
+        named = _NAME_BEFORE_PATH.search(body, lowest, path_offset)
         end = lines.finish
+    after = None
     if named is None:
         closing = body.find(")", end, end + 2)  # (lines 5-9 of x.py) hold ...
-        named = _NAME_AFTER_PHRASE.match(body, end + 1 if closing == end else end)
-    return _symbol_in(named[1]) if named else None
+        after = _NAME_AFTER_PHRASE.match(body, end + 1 if closing == end else end)
+    if ranges == 1:
+        symbol = named or after
+        return [_symbol_in(symbol[1]) if symbol else None]
+    if named is None:
+        return []  # (a name after several ranges: whose, it does not say)
+    names = _names_listed_before(layout, named.end(1) + 1, line_start)
+    if len(names) == ranges:
+        return list(names)
+    return [names[-1]] if len(names) == 1 else []
+
+
+_NAME_REACH = 300
+"""Characters before a phrase looked at for the name beside it (a line of a thousand phrases
+would otherwise be searched from its start for each)."""
 
 
 _LISTED_BEFORE = re.compile(

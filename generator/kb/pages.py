@@ -9,7 +9,6 @@ unknown keys, their order and their comments.
 
 from __future__ import annotations
 
-import codecs
 import errno
 import io
 import os
@@ -282,24 +281,26 @@ def read_page(source: Path, display: str | None = None, rel: str | None = None) 
     return load_page(source, display or str(source), rel or source.name)
 
 
-_CHINESE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-
-
 def encoding_advice(raw: bytes) -> str:
     """What to do with a file that is not UTF-8, by what its first bytes look like: binary,
-    UTF-16, Chinese in GB18030 (GBK), or a single-byte encoding such as Latin-1."""
+    UTF-16, Chinese in GB18030 (GBK), or a single-byte encoding such as Latin-1. GBK writes
+    each Chinese character as two bytes above 0x80; Latin-1 writes an accented letter as one,
+    mostly between ASCII letters (`Müller`, `Straße`)."""
     data = raw[:65536]
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return "convert it to UTF-8: iconv -f UTF-16 -t UTF-8"
     if b"\x00" in data:
         return "it looks like a binary file, not a page: move it out of the pages"
-    try:
-        # (Incrementally: the first 64 KiB may end inside a character.)
-        decoded = codecs.getincrementaldecoder("gb18030")().decode(data, final=False)
-        chinese = _CHINESE.search(decoded) is not None
-    except UnicodeDecodeError:
-        chinese = False
-    encoding = "GB18030" if chinese else "LATIN1"
+    high = [index for index, byte in enumerate(data) if byte >= 0x80]
+    paired = 0
+    index = 0
+    while index < len(high) - 1:
+        if high[index + 1] == high[index] + 1 and data[high[index]] >= 0x81:
+            paired += 2
+            index += 2
+        else:
+            index += 1
+    encoding = "GB18030" if high and paired >= 0.8 * len(high) else "LATIN1"
     return f"convert it to UTF-8: iconv -f {encoding} -t UTF-8, if it is {encoding}"
 
 

@@ -28,7 +28,7 @@ from generator.checks import severity_of
 from generator.files import shown_path
 from generator.model import CodeRef, Finding, Fix, Quote, RefForm, ResolvedRef, Upstream
 from generator.refs import inheritance
-from generator.refs.extract.refs import CODE_EXTENSIONS, RefRecord
+from generator.refs.extract.refs import RefRecord
 from generator.refs.quote import FileIndex, is_strong, placements, prepare
 from generator.upstream.gitstore import (
     BlobText,
@@ -661,7 +661,7 @@ class Resolver:
                 )
                 return
             suggestion = self._closest_name(path, searched, context)
-            if suggestion is None and not _is_code_name(path):
+            if suggestion is None and _is_project_file_name(path):
                 # `config.yaml:3`, `Dockerfile:4`: a file of the reader's or the project's,
                 # as likely as the upstream's, and named like none of its files.
                 self._add(
@@ -1410,10 +1410,18 @@ def relocated_findings(ref: CodeRef, verdict: ResolvedRef) -> list[Finding]:
     ]
 
 
-def _is_code_name(name: str) -> bool:
-    """Whether the file name ``name`` has the extension of a programming language's source."""
+def _is_project_file_name(name: str) -> bool:
+    """Whether the file name ``name`` is one of configuration, build or notes (`config.yaml`,
+    `requirements.txt`, `Dockerfile`, `NOTES.md`): as likely a reader's own file as an
+    upstream's, where a source file's name (`router.php`) is the code's."""
     stem, dot, extension = name.rpartition(".")
-    return bool(stem and dot) and extension.lower() in CODE_EXTENSIONS
+    return not (stem and dot) or extension.lower() in _PROJECT_FILE_EXTENSIONS
+
+
+_PROJECT_FILE_EXTENSIONS = frozenset(
+    {"yaml", "yml", "toml", "json", "jsonc", "jsonl", "ini", "cfg", "conf", "txt", "lock"}
+    | {"env", "properties", "md", "rst", "csv", "tsv", "log"}
+)
 
 
 @functools.lru_cache(maxsize=65536)

@@ -854,7 +854,7 @@ def _is_diagram(layout: MarkdownLayout, fence: Fence) -> bool:
 
 
 # Code files a ``path:symbol`` reference may name (data files have keys, not symbols).
-CODE_EXTENSIONS = frozenset(
+_CODE_EXTENSIONS = frozenset(
     {"py", "pyi", "pyx", "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "cu", "cuh", "rs"}
     | {"go", "java", "kt", "scala", "js", "mjs", "ts", "tsx", "jsx", "sh", "lua", "rb", "swift"}
     | {"m", "mm", "cs", "jl"}
@@ -1006,7 +1006,7 @@ def _symbol_record(
     begin = local_start
     path = body[begin:separator]
     extension = _EXTENSION.search(path)
-    if extension is None or extension.group(1).lower() not in CODE_EXTENSIONS:
+    if extension is None or extension.group(1).lower() not in _CODE_EXTENSIONS:
         return None
     if begin > 0 and (body[begin - 1] in _TOKEN_BEFORE or body[begin - 1] in "/.:"):
         return None
@@ -1419,7 +1419,7 @@ def _right_after_path(between: str, path: str, body: str, finish: int) -> bool:
     extension = _EXTENSION.search(path)
     return (
         extension is not None
-        and extension.group(1).lower() in CODE_EXTENSIONS
+        and extension.group(1).lower() in _CODE_EXTENSIONS
         and _L_LINES_GAP.fullmatch(between) is not None
         and _L_LINES_END.match(body, finish) is not None
     )

@@ -537,7 +537,9 @@ def test_a_windows_path_with_backslashes_is_read_and_rewritten(
     written, and not reported."""
     notes = tmp_path / "w.md"
     notes.write_text(
-        "# W\n\nSee C:\\Users\\bob\\src\\minitrain\\minitrain\\config.py:40 for it.\n", "utf-8"
+        "# W\n\nSee C:\\Users\\bob\\src\\minitrain\\minitrain\\config.py:40 for it.\n\n"
+        "And C:\\Users\\bob\\src\\minitrain\\minitrain\\config.py (lines 40-41) too.\n",
+        "utf-8",
     )
     assert run(str(notes), "--spec", "001-minitrain-knowledge-base") in (0, 1)
     out = capsys.readouterr().out
@@ -546,6 +548,7 @@ def test_a_windows_path_with_backslashes_is_read_and_rewritten(
     )
     body = read_page(kb / "docs" / "analysis" / "w.md").body
     assert "See minitrain/config.py:40 for it." in body
+    assert "And minitrain/config.py (lines 40-41) too." in body
 
 
 def test_a_link_to_a_renamed_page_keeps_its_letters_readable(

@@ -1001,11 +1001,11 @@ def _absolute_edit(
             "up by name and could mean another file"
         )
     if ref.style in APART:
-        at = _path_on_line(line, ref.path)
+        at = _path_on_line(line.replace("\\", "/"), ref.path)  # (a Windows path: as long)
         if at is None:
             return f"its path '{ref.path}' is not written exactly once on the line of its lines"
         drive = _drive_before(line, at)
-        return at - len(drive), drive + ref.path, path
+        return at - len(drive), drive + line[at : at + len(ref.path)], path
     index = ref.text.replace("\\", "/").find(ref.path)  # (a Windows path: as long, in "\\")
     if index < 0:
         return None

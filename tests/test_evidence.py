@@ -1044,6 +1044,28 @@ def test_a_sentence_about_one_class_method_at_another_class_method_is_a_warning(
     assert findings(actor_kb) == []
 
 
+def test_an_example_calling_the_cited_function_is_no_quote_of_it(kb: KB) -> None:
+    """`` run a step like this (training.py:4-9):`` and an example calling `train_step`: it
+    is found nowhere, as an example is, and was a quote-not-found error. Code that defines
+    the function differently is still one."""
+    repo = kb.new_upstream("lib")
+    pin = repo.commit({"lib/training.py": TRAINING}, "Training")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    example = (
+        "```python\nbatches = load_the_batches(path_to_the_data)\n"
+        "loss = train_step(batches[0], model, optimizer)\nprint(loss.item())\n```"
+    )
+    kb.page("a.md", f"You run one step like this (lib/training.py:4-9):\n\n{example}\n")
+    assert findings(kb) == []
+    invented = (
+        "```python\ndef train_step(batch, model, optimizer):\n"
+        "    predictions = model.forward_the_batch(batch)\n"
+        "    return compute_the_loss(predictions, batch.labels)\n```"
+    )
+    kb.page("a.md", f"The step (lib/training.py:4-9):\n\n{invented}\n")
+    assert [f.check for f in findings(kb)] == ["quote-not-found"]
+
+
 def test_a_block_a_line_introduces_is_not_the_quote_of_the_paragraph_after_it(
     actor_kb: KB,
 ) -> None:

@@ -270,6 +270,8 @@ class Prover:
         # Nowhere in the cited file: another file of the upstream, or another commit.
         if not is_strong(prepared):
             return []
+        if _a_usage_example(quote.text, target.blob, ref):
+            return []
         others = self._in_other_files(prepared, target)
         unique = _unique(others, prepared)
         if unique is not None:
@@ -771,6 +773,28 @@ def _shows_other_code(
     return any(
         _within(definitions(there.line_tuple, other), place)
         for other in {last_name(named) for named in names} - {name}
+    )
+
+
+def _a_usage_example(text: str, cited: BlobText, ref: CodeRef) -> bool:
+    """Whether a quote found nowhere in the cited file calls what the cited lines define,
+    without defining it: an example of its use (`` build a trainer like this
+    (base.py:19-32):`` and ``trainer = BaseTrainer(model, cfg)``), not a copy of its code."""
+    assert ref.start is not None and ref.end is not None
+    if cited.is_binary or not ref.path.endswith((".py", ".pyi")):
+        return False
+    around = names_of_lines(cited.line_tuple, ref.start, ref.end)
+    defined = [
+        name
+        for name in around
+        if any(ref.start <= first <= ref.end for first, _ in definitions(cited.line_tuple, name))
+    ]
+    if "__init__" in defined:  # a constructor is called by its class's name
+        defined += around - {"__init__"}
+    return any(
+        re.search(rf"(?<![\w.]){re.escape(name)}\(|\.{re.escape(name)}\(", text) is not None
+        and re.search(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b", text, re.M) is None
+        for name in defined
     )
 
 

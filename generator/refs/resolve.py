@@ -1627,7 +1627,8 @@ def names_of_lines(lines: tuple[str, ...], start: int, end: int) -> set[str]:
     """The Python names lines ``start..end`` define or belong to: their ``def`` and ``class``
     headers, their module-level assignments (``DEFAULTS = {...}``), and the definitions that
     enclose the first of them (a part of a function's body is that function's)."""
-    names = set()
+    names: set[str] = set()
+    end = min(end, len(lines))  # (a range past the file's end: its lines that are there)
     for line in lines[max(start, 1) - 1 : end]:
         match = _DEFINITION_HEADER.match(line) or _MODULE_ASSIGNMENT.match(line)
         if match is not None:
@@ -1635,7 +1636,7 @@ def names_of_lines(lines: tuple[str, ...], start: int, end: int) -> set[str]:
             if name is not None:
                 names.add(name.group())
     first = next((n for n in range(max(start, 1), end + 1) if lines[n - 1].strip()), None)
-    if first is None or first > len(lines):
+    if first is None:
         return names
     indent = len(lines[first - 1]) - len(lines[first - 1].lstrip())
     for number in range(first - 1, 0, -1):

@@ -834,6 +834,9 @@ def test_a_lines_label_with_no_path_before_it_is_no_reference(line):
         ("`A.f`, `B.f`, `C.f` 分别在 x.py:22-28、42-45、50-60", ["A.f", "B.f", "C.f"]),
         ("`A.f`, `B.f` and `C.f` are at x.py:22-28, 42-45.", [None, None]),
         ("`A.f` is at x.py:22-28, 42-45.", ["A.f", None]),
+        ("`A.f` and `B.f` are at x.py:22-28, x.py:42-45.", ["A.f", "B.f"]),
+        ("`A.f` and `B.f` are at `x.py:22-28` and `x.py:42-45`.", ["A.f", "B.f"]),
+        ("`A.f`, `B.f` and `C.f` are at x.py:22-28, x.py:42-45.", [None, None]),
     ],
 )
 def test_names_listed_before_listed_lines_pair_up_in_order(line, symbols):

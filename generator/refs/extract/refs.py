@@ -351,6 +351,8 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
                 layout, options.route_prefixes, records, options.absolute_whole_files
             )
         )
+    if len(records) > 1 and layout.code_span_starts:
+        records = _paired_with_names(layout, records)
     split, consumed = _split_records(layout, body, records)
     if consumed:  # a path cell or phrase's path: part of a reference with lines, not one itself
         records = [
@@ -711,6 +713,46 @@ def _symbol_on_line(
             if gap in ("(", "（", "- (", ": ", ":"):
                 return _symbol_in(following[2])
     return None
+
+
+_REFS_JOINED = re.compile(r"[`\s*_]*(?:[,，、]|and|和|与|及|, and)[`\s*_]*")
+"""What joins references listed one after another (`` `x.py:3`, and `y.py:7` ``)."""
+
+
+def _paired_with_names(layout: MarkdownLayout, records: list[RefRecord]) -> list[RefRecord]:
+    """``records`` with the names listed before references listed one after another paired
+    with them in order (`` `A.f` and `B.f` are at x.py:22-28, x.py:42-45``); with another
+    count of names than of references, none is taken: the last name was the first one's."""
+    text, paired = layout.text, list(records)
+    index = 0
+    while index < len(paired):
+        record = paired[index]
+        index += 1
+        if record[7] is None or record[13] != "inline":
+            continue
+        line_start = layout.line_starts[record[0] - 1]
+        begin = line_start + record[1] - 1
+        group, end = [index - 1], begin + len(record[2])
+        while index < len(paired) and paired[index][0] == record[0]:
+            following = line_start + paired[index][1] - 1
+            if paired[index][13] != "inline" or not _REFS_JOINED.fullmatch(text, end, following):
+                break
+            group.append(index)
+            end = following + len(paired[index][2])
+            index += 1
+        if len(group) == 1:
+            continue
+        starts = layout.code_span_starts
+        holding = bisect.bisect_right(starts, begin) - 1  # (the reference's own code span)
+        if holding >= 0 and begin < layout.code_span_matches[holding].end():
+            begin = starts[holding]
+        names = _names_listed_before(layout, begin, line_start)
+        if len(names) < 2:
+            continue
+        symbols = names if len(names) == len(group) else [None] * len(group)
+        for at, symbol in zip(group, symbols, strict=True):
+            paired[at] = _with_symbol(paired[at], symbol)
+    return paired
 
 
 def _with_symbol(record: RefRecord, symbol: str | None) -> RefRecord:

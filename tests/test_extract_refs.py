@@ -870,3 +870,14 @@ def test_names_beside_a_phrase_listing_ranges_pair_up_in_order(line, symbols):
     """The name nearest a phrase went to every range it lists: `bar` was said not to be in
     lines 1-3, a false error."""
     assert [ref.symbol for ref in refs_of(line + "\n")] == symbols
+
+
+def test_a_diagram_label_names_the_symbol_written_as_code_before_its_reference():
+    """A Mermaid label has no code spans: `train_step (base.py:46-50)` named nothing, and a
+    bare name two files share was ambiguous where the same words in prose were not."""
+    diagram = (
+        "```mermaid\nflowchart LR\n"
+        '  B["train_step (base.py:46-50)"] --> C["Attention.forward attention.py:53-62"]\n'
+        '  D["Loop (x.py:3)"]\n```\n'
+    )
+    assert [ref.symbol for ref in refs_of(diagram)] == ["train_step", "Attention.forward", None]

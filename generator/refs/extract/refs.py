@@ -314,6 +314,8 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
             line_end = len(text) if newline == -1 else newline
             if text.find("`", line_start, line_end) != -1:
                 symbol = _symbol_on_line(layout, begin, finish, line_start, line_end)
+        elif fence.language == "mermaid" or (not fence.language and _is_diagram(layout, fence)):
+            symbol = _diagram_symbol(text, line_start, begin)
         records.append(
             (
                 line_index + 1,
@@ -713,6 +715,25 @@ def _symbol_on_line(
             if gap in ("(", "（", "- (", ": ", ":"):
                 return _symbol_in(following[2])
     return None
+
+
+_DIAGRAM_NAME = re.compile(
+    r"(?<![\w.])(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?P<call>\(\))?"
+    r"[ \t]*[(（]?[ \t]*$"
+)
+
+
+def _diagram_symbol(text: str, line_start: int, begin: int) -> str | None:
+    """The name a diagram's label gives right before a reference, written as code (with an
+    underscore, a dot or a call: ``train_step (base.py:46-50)``, ``Attention.forward
+    attention.py:53-62``): labels have no code spans to say so."""
+    match = _DIAGRAM_NAME.search(text, max(line_start, begin - 80), begin)
+    if match is None:
+        return None
+    name = match["name"]
+    if "_" not in name and "." not in name and not match["call"]:
+        return None  # a word of the label (`Loop (x.py:3)`), not necessarily code
+    return _symbol_in(name + (match["call"] or ""))
 
 
 _REFS_JOINED = re.compile(r"[`\s*_]*(?:[,，、]|and|和|与|及|, and)[`\s*_]*")

@@ -881,3 +881,13 @@ def test_a_diagram_label_names_the_symbol_written_as_code_before_its_reference()
         '  D["Loop (x.py:3)"]\n```\n'
     )
     assert [ref.symbol for ref in refs_of(diagram)] == ["train_step", "Attention.forward", None]
+
+
+def test_a_table_s_name_column_before_the_path_names_the_symbol():
+    """`| Function | File | Lines |` rows named nothing: only a cell after the lines did."""
+    table = (
+        "| Function | File | Lines |\n|---|---|---|\n| train_step | base.py | 46-50 |\n"
+        "| `Actor.sleep` | actor.py | 15-22 |\n\n"
+        "| 参数 | 文件 | 行 |\n|---|---|---|\n| lr_scale | config.py | 10 |\n"
+    )
+    assert [ref.symbol for ref in refs_of(table)] == ["train_step", "Actor.sleep", None]

@@ -1144,6 +1144,8 @@ def _table_records(
         end = int(match["end"]) if match["end"] else start
         consumed.add(layout.position(path_offset))
         symbol = _cell_symbol(layout, body, match.end(), line_start, line_end, len(cells) + 1)
+        if symbol is None:
+            symbol = _name_cell_before(layout, body, line_start, cells, path)
         records.append(
             _apart(line, column, text[number_start:finish], path, start, end, symbol, "table")
         )
@@ -1172,6 +1174,23 @@ def _cell_symbol(
     if header is None or len(header) <= column:
         return None
     return _symbol_in(cell) if _SYMBOL_HEADER.search(header[column]) else None
+
+
+def _name_cell_before(
+    layout: MarkdownLayout, body: str, line_start: int, cells: list[str], path: str
+) -> str | None:
+    """The symbol a cell before the range cell names in a column whose header says it holds
+    names (`| Function | File | Lines |`), other than the path's own cell."""
+    header = None
+    for column, cell in enumerate(cells):
+        written = cell.strip().strip("*_").strip().strip("`").strip()
+        if not written or written == path:
+            continue
+        if header is None:
+            header = _table_header(layout, body, line_start) or []
+        if column < len(header) and _SYMBOL_HEADER.search(header[column]):
+            return _symbol_in(written)
+    return None
 
 
 def _table_header(layout: MarkdownLayout, body: str, row_start: int) -> list[str] | None:

@@ -1026,6 +1026,13 @@ def test_a_block_between_a_sentence_and_its_own_caption_is_the_caption_s(actor_k
         "*Source: lib/actor.py:15-21*\n",
     )
     assert findings(actor_kb) == []
+    # Words pointing back at the block make its caption win over a sentence ending in a colon.
+    actor_kb.page(
+        "a.md",
+        "`wake_up()` brings the weights back (lib/actor.py:24-27), after this:\n\n"
+        f"{SLEEP_QUOTE}\n\nThat is `Actor.sleep` in lib/actor.py:15-21.\n",
+    )
+    assert findings(actor_kb) == []
     actor_kb.page(
         "a.md", f"The method looks like this:\n\n{SLEEP_QUOTE}\n\n*Source: lib/actor.py:24-30*\n"
     )

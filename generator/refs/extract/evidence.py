@@ -199,9 +199,8 @@ def _quotes(
             continue
         if _introduces_output(layout, line):
             continue  # "Running x.py:10-20 prints:": what follows is its output
-        if not _introduces(layout, line, fence.open_line) and _captioned_below(
-            layout, fence, records, ref_lines, per_line, by_line
-        ):
+        below = _captioned_below(layout, fence, records, ref_lines, per_line, by_line)
+        if below == _POINTS_BACK or (below and not _introduces(layout, line, fence.open_line)):
             continue  # a sentence, the block, then the block's own caption: the caption's
         quotes[index] = fence.quote("after")
         claimed.add(position)
@@ -477,43 +476,49 @@ def _captioned_below(
     ref_lines: list[int],
     per_line: Counter[int],
     by_line: dict[int, int],
-) -> bool:
+) -> str | None:
     """Whether a reference after the block is its caption (`_caption_only`), right after
-    it or after a blank line: it then says which lines the block shows."""
+    it or after a blank line, saying which lines the block shows: `_POINTS_BACK` when its
+    words point at the block (``That is ...``, which no sentence above overrules), "caption"
+    for another, else None."""
     if fence.unterminated:
-        return False
+        return None
     below = bisect.bisect_right(ref_lines, fence.close_line)
     if below >= len(ref_lines):
-        return False
+        return None
     line = ref_lines[below]
     if line > fence.close_line + 2 or per_line[line] != 1:
-        return False
+        return None
     if not _gap_ok(layout, fence.close_line + 1, line - 1, 0):
-        return False
+        return None
     record = records[by_line[line]]
-    return quotes_language(fence.language, record[4]) and _caption_only(layout, line, record[2])
+    if not quotes_language(fence.language, record[4]):
+        return None
+    return _caption_only(layout, line, record[2])
 
 
-_ABOVE = re.compile(r"\babove\b|上面|以上|如上|上述", re.IGNORECASE)
+_POINTS_BACK = "points back"
+_BACK = re.compile(r"^(?:that|this|these|those)\b|\babove\b|上面|以上|如上|上述|这段|该段", re.I)
 
 
-def _caption_only(layout: MarkdownLayout, line: int, reference: str) -> bool:
+def _caption_only(layout: MarkdownLayout, line: int, reference: str) -> str | None:
     """Whether the page line holding a reference is a caption and nothing else: besides the
-    reference, a word or two (``Source:``, ``— from``, ``见``) or words pointing at the block
-    above (``The snippet above is``, ``以上代码``)."""
+    reference, words pointing at the block above (``That is``, ``The snippet above is``,
+    ``以上代码``: `_POINTS_BACK`), or a word or two (``Source:``, ``— from``, ``见``:
+    "caption"); None for a sentence of its own."""
     if not _is_caption(layout, line, reference):
-        return False
+        return None
     start = layout.line_starts[line - 1]
     end = layout.text.find("\n", start)
     written = layout.text[start : end if end != -1 else len(layout.text)]
     if written.rstrip().endswith((":", "：")):
-        return False  # it introduces what follows it
+        return None  # it introduces what follows it
     around = written.replace(reference, " ", 1).strip(" \t`*_:：-—–()（）[]【】.。,，>")
-    if _ABOVE.search(around):
-        return True
-    if around.isascii():
-        return len(around.split()) <= 3
-    return len(around) <= 6
+    if _BACK.search(around):
+        return _POINTS_BACK
+    if len(around.split()) <= 3 if around.isascii() else len(around) <= 6:
+        return "caption"
+    return None
 
 
 def _introduced(layout: MarkdownLayout, open_line: int) -> bool:

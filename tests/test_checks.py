@@ -127,11 +127,14 @@ def test_a_bare_name_of_no_source_file_the_upstream_lacks_is_not_called_missing(
     like none of its names. A warning that they were not checked, not an error that stops
     the site; a source file the upstream lacks is still missing."""
     found = findings(
-        lib_kb, "Reads `config.yaml:3` and Dockerfile:4, then `setup.py:3` and router.php:12.\n"
+        lib_kb,
+        "Reads `config.yaml:3`, Dockerfile:4 and build.gradle:12, then `setup.py:3` and "
+        "router.php:12.\n",
     )
     assert [(check, message.split(" in ")[0]) for check, _, _, message, _ in found] == [
         ("unattributed", "no file named 'config.yaml'"),
         ("unattributed", "no file named 'Dockerfile'"),
+        ("unattributed", "no file named 'build.gradle'"),
         ("file-missing", "no file named 'setup.py'"),
         ("file-missing", "no file named 'router.php'"),
     ]

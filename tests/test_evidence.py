@@ -1040,6 +1040,37 @@ def test_a_block_between_a_sentence_and_its_own_caption_is_the_caption_s(actor_k
     assert finding.check == "quote-elsewhere" and finding.fix == ("lib/actor.py", 15, 21)
 
 
+def test_a_sentence_after_a_block_is_no_caption_that_takes_it(actor_kb: KB) -> None:
+    """Short sentences after a block, or ones starting "This is", took the block from the
+    reference above it: a false error, and a fix onto the block's lines."""
+    for after in (
+        "Then lib/actor.py:24-27 wakes it.",
+        "This is undone by lib/actor.py:24-27.",
+        "唤醒见后文 lib/actor.py:24-27 的实现。",
+    ):
+        actor_kb.page("a.md", f"The sleep, lib/actor.py:15-21:\n\n{SLEEP_QUOTE}\n\n{after}\n")
+        assert findings(actor_kb) == [], after
+        crlf = f"Sleep is short, lib/actor.py:15-21.\n\n{SLEEP_QUOTE}\n\n{after}\n"
+        actor_kb.page("b.md", crlf.replace("\n", "\r\n").encode("utf-8"))
+        assert findings(actor_kb) == [], after
+        actor_kb.page("b.md", "# B\n")
+
+
+def test_a_fix_in_python_never_takes_a_line_above_that_only_uses_the_symbol(kb: KB) -> None:
+    """The line above the quote calls `train_step`: in Python, where definitions are read,
+    that is no missing header, and the range was widened onto it."""
+    repo = kb.new_upstream("lib")
+    pin = repo.commit({"lib/training.py": TRAINING}, "Training")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    loop_tail = (
+        "```python\n        if iteration % save_interval == 0:\n"
+        "            torch.save(model.state_dict(), f'ckpt-{iteration}.pt')\n```"
+    )
+    kb.page("a.md", f"`train_step` (lib/training.py:12-14):\n\n{loop_tail}\n")
+    quote = next(f for f in findings(kb) if f.check == "quote-elsewhere")
+    assert quote.fix is None
+
+
 def test_a_sentence_about_one_class_method_at_another_class_method_is_a_warning(
     actor_kb: KB,
 ) -> None:
@@ -1071,6 +1102,24 @@ def test_an_example_calling_the_cited_function_is_no_quote_of_it(kb: KB) -> None
     )
     kb.page("a.md", f"The step (lib/training.py:4-9):\n\n{invented}\n")
     assert [f.check for f in findings(kb)] == ["quote-not-found"]
+
+
+def test_a_copy_of_other_code_that_calls_the_cited_function_is_no_example(kb: KB) -> None:
+    """A block of definitions found in another file, which happens to call the cited
+    function by an object (`runner.train_step(...)`), is a copy of that code, said as such."""
+    repo = kb.new_upstream("lib")
+    other = (
+        "def run_the_loop(model, optimizer, batches):\n"
+        "    for index, batch in enumerate(batches):\n"
+        "        scheduler_value = adjust_the_rate(index)\n"
+        "        runner.train_step(batch, model, optimizer)\n"
+    )
+    pin = repo.commit({"lib/training.py": TRAINING, "lib/loop.py": other}, "Training")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    block = f"```python\n{other}```"
+    kb.page("a.md", f"The step (lib/training.py:4-9):\n\n{block}\n")
+    (finding,) = [f for f in findings(kb) if f.check == "quote-elsewhere"]
+    assert "it is in 'lib/loop.py' at 1-4" in finding.message
 
 
 def test_a_block_a_line_introduces_is_not_the_quote_of_the_paragraph_after_it(

@@ -881,6 +881,9 @@ def test_a_diagram_label_names_the_symbol_written_as_code_before_its_reference()
         '  D["Loop (x.py:3)"]\n```\n'
     )
     assert [ref.symbol for ref in refs_of(diagram)] == ["train_step", "Attention.forward", None]
+    # A node's id before its bracketed label is no name of the code.
+    nodes = "```mermaid\nflowchart LR\n  load_ckpt(x.py:6-9) --> run_eval(x.py:12-16)\n```\n"
+    assert [ref.symbol for ref in refs_of(nodes)] == [None, None]
 
 
 def test_a_table_s_name_column_before_the_path_names_the_symbol():
@@ -891,3 +894,10 @@ def test_a_table_s_name_column_before_the_path_names_the_symbol():
         "| 参数 | 文件 | 行 |\n|---|---|---|\n| lr_scale | config.py | 10 |\n"
     )
     assert [ref.symbol for ref in refs_of(table)] == ["train_step", "Actor.sleep", None]
+    # Headers that only contain such a word, and prose cells, name nothing.
+    prose = (
+        "| 数据类型 | 文件 | 行 |\n|---|---|---|\n| model | x.py | 6-9 |\n\n"
+        "| Classification | File | Lines |\n|---|---|---|\n| scores | x.py | 6-9 |\n\n"
+        "| Name | File | Lines |\n|---|---|---|\n| Evaluation | x.py | 6-9 |\n"
+    )
+    assert [ref.symbol for ref in refs_of(prose)] == [None, None, None]

@@ -270,9 +270,9 @@ class Prover:
         # Nowhere in the cited file: another file of the upstream, or another commit.
         if not is_strong(prepared):
             return []
-        if _a_usage_example(quote.text, target.blob, ref):
-            return []
         others = self._in_other_files(prepared, target)
+        if not others and _a_usage_example(quote.text, target.blob, ref):
+            return []
         unique = _unique(others, prepared)
         if unique is not None:
             path, place = unique
@@ -440,11 +440,14 @@ class Prover:
         fix = Fix(path, *_fixed_range(ref, place))
         if not ref.symbol or self._holds(ref, target, fix, blob):
             return fix
-        if ref.start != ref.end and 1 < place.first <= blob.line_count:
+        python = path.endswith((".py", ".pyi"))  # (its definitions are read: no header missed)
+        if not python and ref.start != ref.end and 1 < place.first <= blob.line_count:
             above = blob.lines[place.first - 2]
             widened = Fix(path, place.first - 1, fix.end)
-            if identifier_columns(above, last_name(ref.symbol)) and self._holds(
-                ref, target, widened, blob
+            if (
+                _HEADER_LINE.search(above)
+                and identifier_columns(above, last_name(ref.symbol))
+                and self._holds(ref, target, widened, blob)
             ):
                 return widened
         return None
@@ -776,9 +779,14 @@ def _shows_other_code(
     )
 
 
+_DEFINES = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
+_HEADER_LINE = re.compile(r"\b(?:func|function|fn|def|sub|proc|fun)\b|\{[ \t]*$")
+"""A line that opens a definition in a language whose definitions are not read."""
+
+
 def _a_usage_example(text: str, cited: BlobText, ref: CodeRef) -> bool:
-    """Whether a quote found nowhere in the cited file calls what the cited lines define,
-    without defining it: an example of its use (`` build a trainer like this
+    """Whether a quote found nowhere in the upstream calls what the cited lines define, and
+    defines nothing: an example of its use (`` build a trainer like this
     (base.py:19-32):`` and ``trainer = BaseTrainer(model, cfg)``), not a copy of its code."""
     assert ref.start is not None and ref.end is not None
     if cited.is_binary or not ref.path.endswith((".py", ".pyi")):
@@ -791,11 +799,9 @@ def _a_usage_example(text: str, cited: BlobText, ref: CodeRef) -> bool:
     ]
     if "__init__" in defined:  # a constructor is called by its class's name
         defined += around - {"__init__"}
-    return any(
-        re.search(rf"(?<![\w.]){re.escape(name)}\(|\.{re.escape(name)}\(", text) is not None
-        and re.search(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b", text, re.M) is None
-        for name in defined
-    )
+    if _DEFINES.search(text):
+        return False  # code of definitions: a copy of some, not an example of a call
+    return any(re.search(rf"(?<![\w]){re.escape(name)}\(", text) is not None for name in defined)
 
 
 def _not_defined_there(ref: CodeRef, there: BlobText, place: Placement) -> str | None:

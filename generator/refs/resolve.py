@@ -28,7 +28,7 @@ from generator.checks import severity_of
 from generator.files import shown_path
 from generator.model import CodeRef, Finding, Fix, Quote, RefForm, ResolvedRef, Upstream
 from generator.refs import inheritance
-from generator.refs.extract.refs import RefRecord
+from generator.refs.extract.refs import CODE_EXTENSIONS, RefRecord
 from generator.refs.quote import FileIndex, is_strong, placements, prepare
 from generator.upstream.gitstore import (
     BlobText,
@@ -1411,17 +1411,11 @@ def relocated_findings(ref: CodeRef, verdict: ResolvedRef) -> list[Finding]:
 
 
 def _is_project_file_name(name: str) -> bool:
-    """Whether the file name ``name`` is one of configuration, build or notes (`config.yaml`,
-    `requirements.txt`, `Dockerfile`, `NOTES.md`): as likely a reader's own file as an
-    upstream's, where a source file's name (`router.php`) is the code's."""
+    """Whether the file name ``name`` is not a program's source (`config.yaml`,
+    `requirements.txt`, `Dockerfile`, `build.gradle`, `NOTES.md`): as likely a reader's own
+    file as an upstream's, where a source file's name (`router.php`) is the code's."""
     stem, dot, extension = name.rpartition(".")
-    return not (stem and dot) or extension.lower() in _PROJECT_FILE_EXTENSIONS
-
-
-_PROJECT_FILE_EXTENSIONS = frozenset(
-    {"yaml", "yml", "toml", "json", "jsonc", "jsonl", "ini", "cfg", "conf", "txt", "lock"}
-    | {"env", "properties", "md", "rst", "csv", "tsv", "log"}
-)
+    return not (stem and dot) or extension.lower() not in CODE_EXTENSIONS
 
 
 @functools.lru_cache(maxsize=65536)

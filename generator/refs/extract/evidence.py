@@ -498,25 +498,38 @@ def _captioned_below(
 
 
 _POINTS_BACK = "points back"
-_BACK = re.compile(r"^(?:that|this|these|those)\b|\babove\b|上面|以上|如上|上述|这段|该段", re.I)
+_BACK = re.compile(
+    r"(?:that|this|these|those)[ \t]+(?:is|are|shows?)[ \t]+(?:the[ \t]+)?(?:`|in\b|at\b|from\b|$)"
+    r"|(?:the[ \t]+)?(?:snippet|code|block|listing|excerpt)[ \t]+above\b"
+    r"|(?:以上|上面|上述)(?:的)?(?:代码|片段|实现)",
+    re.IGNORECASE,
+)
+"""Words that start a caption saying the block above is what it cites."""
+_CAPTION_WORD = re.compile(
+    r"(?:source|src|from|see|file|code|defined[ \t]+in|cf\.?|via)(?:[ \t]+(?:in|at|from))?"
+    r"|见|出自|来自|来源|出处|源码|代码|摘自|引自|参见",
+    re.IGNORECASE,
+)
+"""A caption's own word before its reference (``Source:``, ``From``, ``见``)."""
 
 
 def _caption_only(layout: MarkdownLayout, line: int, reference: str) -> str | None:
     """Whether the page line holding a reference is a caption and nothing else: besides the
-    reference, words pointing at the block above (``That is``, ``The snippet above is``,
-    ``以上代码``: `_POINTS_BACK`), or a word or two (``Source:``, ``— from``, ``见``:
-    "caption"); None for a sentence of its own."""
+    reference, words saying the block above is it (``That is `f` in``, ``The snippet above
+    is``, ``以上代码来自``: `_POINTS_BACK`), a caption's word (``Source:``, ``From``, ``见``,
+    ``出自``: "caption"), or nothing (``(x.py:3-5)``, ``— x.py:3-5``: "caption"); None for a
+    sentence of its own (``Then x.py:12-16 scores.``, ``This is called from x.py:30``)."""
     if not _is_caption(layout, line, reference):
         return None
     start = layout.line_starts[line - 1]
     end = layout.text.find("\n", start)
-    written = layout.text[start : end if end != -1 else len(layout.text)]
-    if written.rstrip().endswith((":", "：")):
+    written = layout.text[start : end if end != -1 else len(layout.text)].rstrip()
+    if written.endswith((":", "：")):
         return None  # it introduces what follows it
-    around = written.replace(reference, " ", 1).strip(" \t`*_:：-—–()（）[]【】.。,，>")
-    if _BACK.search(around):
+    around = written.replace(reference, " ", 1).strip(" \t\r`*_:：-—–()（）[]【】.。,，>")
+    if _BACK.match(around):
         return _POINTS_BACK
-    if len(around.split()) <= 3 if around.isascii() else len(around) <= 6:
+    if not around or _CAPTION_WORD.fullmatch(around):
         return "caption"
     return None
 

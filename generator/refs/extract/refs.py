@@ -728,8 +728,8 @@ def _diagram_symbol(text: str, line_start: int, begin: int) -> str | None:
     underscore, a dot or a call: ``train_step (base.py:46-50)``, ``Attention.forward
     attention.py:53-62``): labels have no code spans to say so."""
     match = _DIAGRAM_NAME.search(text, max(line_start, begin - 80), begin)
-    if match is None:
-        return None
+    if match is None or (not match["call"] and text.startswith("(", match.end("name"))):
+        return None  # `load_ckpt(x.py:6-9)`: a node's id, its label in brackets
     name = match["name"]
     if "_" not in name and "." not in name and not match["call"]:
         return None  # a word of the label (`Loop (x.py:3)`), not necessarily code
@@ -917,10 +917,11 @@ def _is_diagram(layout: MarkdownLayout, fence: Fence) -> bool:
 
 
 # Code files a ``path:symbol`` reference may name (data files have keys, not symbols).
-_CODE_EXTENSIONS = frozenset(
+CODE_EXTENSIONS = frozenset(
     {"py", "pyi", "pyx", "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "hxx", "cu", "cuh", "rs"}
     | {"go", "java", "kt", "scala", "js", "mjs", "ts", "tsx", "jsx", "sh", "lua", "rb", "swift"}
-    | {"m", "mm", "cs", "jl"}
+    | {"m", "mm", "cs", "jl", "php", "hs", "dart", "vue", "pl", "pm", "r", "ex", "exs", "erl"}
+    | {"clj", "zig", "nim", "f90", "ml", "mli", "cjs", "mts", "cts", "hip", "cl"}
 )
 # ``x.py:symbol()`` and ``x.py::Class.method``: found from the separator, the path read
 # backwards from it (as for ranges).
@@ -1069,7 +1070,7 @@ def _symbol_record(
     begin = local_start
     path = body[begin:separator]
     extension = _EXTENSION.search(path)
-    if extension is None or extension.group(1).lower() not in _CODE_EXTENSIONS:
+    if extension is None or extension.group(1).lower() not in CODE_EXTENSIONS:
         return None
     if begin > 0 and (body[begin - 1] in _TOKEN_BEFORE or body[begin - 1] in "/.:"):
         return None
@@ -1188,9 +1189,19 @@ def _name_cell_before(
             continue
         if header is None:
             header = _table_header(layout, body, line_start) or []
-        if column < len(header) and _SYMBOL_HEADER.search(header[column]):
-            return _symbol_in(written)
+        if column < len(header) and _NAMES_HEADER.fullmatch(header[column].strip()):
+            return _symbol_in(written) if _LOOKS_LIKE_CODE.search(cell) else None
     return None
+
+
+_NAMES_HEADER = re.compile(
+    r"(?:symbol|function|method|class|name|api)s?|(?:函数|方法|类|符号|接口)(?:名|名称)?|名称",
+    re.IGNORECASE,
+)
+"""A header naming a column of names, as a whole (`Function`, `函数名`; not `Classification`,
+`数据类型`)."""
+_LOOKS_LIKE_CODE = re.compile(r"`|\(\)|[A-Za-z0-9]_|[A-Za-z]\.[A-Za-z]|[a-z][A-Z]")
+"""A cell written as code: a code span, a call, an underscore, a dot or camelCase."""
 
 
 def _table_header(layout: MarkdownLayout, body: str, row_start: int) -> list[str] | None:
@@ -1293,6 +1304,10 @@ def _phrase_records(
             path, between = before
             path_offset = window_start + len(window) - len(between) - len(path)
             symbol = _symbol_between(between)
+            if symbol is not None and len(_names_listed_before(layout, begin, line_start)) > max(
+                sizes[lines.first, lines.last], 1
+            ):
+                symbol = None  # more names than ranges: which is whose, it does not say
         elif (
             previous is not None
             and previous[0] == line
@@ -1501,7 +1516,7 @@ def _right_after_path(between: str, path: str, body: str, finish: int) -> bool:
     extension = _EXTENSION.search(path)
     return (
         extension is not None
-        and extension.group(1).lower() in _CODE_EXTENSIONS
+        and extension.group(1).lower() in CODE_EXTENSIONS
         and _L_LINES_GAP.fullmatch(between) is not None
         and _L_LINES_END.match(body, finish) is not None
     )

@@ -489,14 +489,16 @@ def _captioned_below(
     line = ref_lines[below]
     if line > fence.close_line + 2 or per_line[line] != 1:
         return None
-    if not _gap_ok(layout, fence.close_line + 1, line - 1, 0):
-        return None
     record = records[by_line[line]]
-    if not quotes_language(fence.language, record[4]):
+    kind = _caption_only(layout, line, record[2])  # (first: most lines are sentences)
+    if kind is None or not _gap_ok(layout, fence.close_line + 1, line - 1, 0):
         return None
-    return _caption_only(layout, line, record[2])
+    return kind if quotes_language(fence.language, record[4]) else None
 
 
+_CAPTION_ROOM = 60
+"""Characters besides its reference a caption's line has at most (`_is_caption` allows 40 of
+words, and markers and white space come on top)."""
 _POINTS_BACK = "points back"
 _BACK = re.compile(
     r"(?:that|this|these|those)[ \t]+(?:is|are|shows?)[ \t]+(?:the[ \t]+)?(?:`|in\b|at\b|from\b|$)"
@@ -519,19 +521,19 @@ def _caption_only(layout: MarkdownLayout, line: int, reference: str) -> str | No
     is``, ``以上代码来自``: `_POINTS_BACK`), a caption's word (``Source:``, ``From``, ``见``,
     ``出自``: "caption"), or nothing (``(x.py:3-5)``, ``— x.py:3-5``: "caption"); None for a
     sentence of its own (``Then x.py:12-16 scores.``, ``This is called from x.py:30``)."""
-    if not _is_caption(layout, line, reference):
-        return None
     start = layout.line_starts[line - 1]
     end = layout.text.find("\n", start)
     written = layout.text[start : end if end != -1 else len(layout.text)].rstrip()
-    if written.endswith((":", "：")):
-        return None  # it introduces what follows it
+    if len(written) - len(reference) > _CAPTION_ROOM or written.endswith((":", "：")):
+        return None  # a sentence; or a line introducing what follows it
     around = written.replace(reference, " ", 1).strip(" \t\r`*_:：-—–()（）[]【】.。,，>")
     if _BACK.match(around):
-        return _POINTS_BACK
-    if not around or _CAPTION_WORD.fullmatch(around):
-        return "caption"
-    return None
+        kind = _POINTS_BACK
+    elif not around or _CAPTION_WORD.fullmatch(around):
+        kind = "caption"
+    else:
+        return None  # (most lines: a sentence, told without `_is_caption`'s searches)
+    return kind if _is_caption(layout, line, reference) else None
 
 
 def _introduced(layout: MarkdownLayout, open_line: int) -> bool:

@@ -749,8 +749,13 @@ def _paired_with_names(layout: MarkdownLayout, records: list[RefRecord]) -> list
     while index < len(paired):
         record = paired[index]
         index += 1
-        if record[7] is None or record[13] != "inline":
-            continue
+        if (
+            record[7] is None
+            or record[13] != "inline"
+            or index == len(paired)
+            or paired[index][0] != record[0]
+        ):
+            continue  # (most: no reference follows on the line)
         line_start = layout.line_starts[record[0] - 1]
         begin = line_start + record[1] - 1
         group, end = [index - 1], begin + len(record[2])

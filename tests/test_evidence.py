@@ -934,13 +934,20 @@ TRAINING = (
 )
 
 
-def test_a_quote_of_other_code_beside_a_right_reference_is_no_mistake(kb: KB) -> None:
-    """The cited lines are the named function's definition, and the quote shows a call of
-    it, or the definition of another name of the sentence: both are other code on purpose.
-    Neither is an error nor a fix (it was a fix onto the call site)."""
+@pytest.fixture
+def training_kb(kb: KB) -> KB:
+    """An upstream of one file, `lib/training.py` (`TRAINING`)."""
     repo = kb.new_upstream("lib")
     pin = repo.commit({"lib/training.py": TRAINING}, "Training")
     kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    return kb
+
+
+def test_a_quote_of_other_code_beside_a_right_reference_is_no_mistake(training_kb: KB) -> None:
+    """The cited lines are the named function's definition, and the quote shows a call of
+    it, or the definition of another name of the sentence: both are other code on purpose.
+    Neither is an error nor a fix (it was a fix onto the call site)."""
+    kb = training_kb
     loop = (
         "```python\n    for iteration, batch in enumerate(batches):\n"
         "        loss = train_step(batch, model, optimizer)\n"
@@ -969,14 +976,12 @@ def test_a_quote_of_other_code_beside_a_right_reference_is_no_mistake(kb: KB) ->
     assert finding.check == "quote-elsewhere" and finding.fix == ("lib/training.py", 18, 20)
 
 
-def test_the_name_a_sentence_opens_with_is_what_its_reference_cites(kb: KB) -> None:
+def test_the_name_a_sentence_opens_with_is_what_its_reference_cites(training_kb: KB) -> None:
     """`` `glu` squashes half of it (training.py:4-9).`` cites `train_step`: the name the
     sentence opens with, defined in the file, is neither in nor around the cited lines, so it
     is a warning. Silent when the lines are its own, a part of them, or what it calls
     (`train` runs each step), and for a name defined in no line of the file."""
-    repo = kb.new_upstream("lib")
-    pin = repo.commit({"lib/training.py": TRAINING}, "Training")
-    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    kb = training_kb
     kb.page("a.md", "- `glu` squashes half of its input (lib/training.py:4-9).\n")
     (finding,) = findings(kb)
     assert finding.check == "names-not-in-range" and finding.severity is Severity.WARNING
@@ -1056,12 +1061,12 @@ def test_a_sentence_after_a_block_is_no_caption_that_takes_it(actor_kb: KB) -> N
         actor_kb.page("b.md", "# B\n")
 
 
-def test_a_fix_in_python_never_takes_a_line_above_that_only_uses_the_symbol(kb: KB) -> None:
+def test_a_fix_in_python_never_takes_a_line_above_that_only_uses_the_symbol(
+    training_kb: KB,
+) -> None:
     """The line above the quote calls `train_step`: in Python, where definitions are read,
     that is no missing header, and the range was widened onto it."""
-    repo = kb.new_upstream("lib")
-    pin = repo.commit({"lib/training.py": TRAINING}, "Training")
-    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    kb = training_kb
     loop_tail = (
         "```python\n        if iteration % save_interval == 0:\n"
         "            torch.save(model.state_dict(), f'ckpt-{iteration}.pt')\n```"
@@ -1082,13 +1087,11 @@ def test_a_sentence_about_one_class_method_at_another_class_method_is_a_warning(
     assert findings(actor_kb) == []
 
 
-def test_an_example_calling_the_cited_function_is_no_quote_of_it(kb: KB) -> None:
+def test_an_example_calling_the_cited_function_is_no_quote_of_it(training_kb: KB) -> None:
     """`` run a step like this (training.py:4-9):`` and an example calling `train_step`: it
     is found nowhere, as an example is, and was a quote-not-found error. Code that defines
     the function differently is still one."""
-    repo = kb.new_upstream("lib")
-    pin = repo.commit({"lib/training.py": TRAINING}, "Training")
-    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    kb = training_kb
     example = (
         "```python\nbatches = load_the_batches(path_to_the_data)\n"
         "loss = train_step(batches[0], model, optimizer)\nprint(loss.item())\n```"

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -149,19 +152,16 @@ def test_a_chinese_page_gets_its_section_headings_in_chinese(root, kind):
     assert all(re.search(r"[\u4e00-\u9fff]", text) for text in headings), headings
 
 
+def kb(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The command line, run as a user runs it."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    command = [sys.executable, "-m", "generator", *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+
+
 def test_a_page_titled_in_chinese_is_named_and_marked_in_chinese(tmp_path):
     """`kb new page --title 训练流程` wrote `docs/analysis/.md` (a dotfile the site never
     publishes) with `lang: en`, and the next Chinese title collided with it."""
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
-
-    def kb(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "generator", *args]
-        return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
-
     assert kb("init", "kb", cwd=tmp_path).returncode == 0
     root = tmp_path / "kb"
     for title in ("训练流程", "数据"):
@@ -198,16 +198,6 @@ def test_a_page_titled_in_chinese_is_named_and_marked_in_chinese(tmp_path):
 def test_a_misspelt_upstream_is_refused_where_it_is_typed(tmp_path):
     """`kb new page --upstream toyrll` wrote a page the next `kb verify` failed on, and
     `kb pin suggest --upstream toyr` said the pages cite no code of it."""
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
-
-    def kb(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "generator", *args]
-        return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
-
     assert kb("init", "kb", cwd=tmp_path).returncode == 0
     root = tmp_path / "kb"
     manifest = root / "upstreams.yaml"

@@ -531,6 +531,25 @@ def test_a_windows_path_loses_its_drive_with_its_local_root(
     assert "And minitrain/config.py (lines 40-41) too." in body
 
 
+def test_a_link_to_a_renamed_page_keeps_its_letters_readable(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`[训练](训练%20流程.md)` to the page renamed `训练-流程.md` was written all
+    percent-encoded (`%E8%AE%AD...`): encoded only where a link needs it, it reads as named."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "训练 流程.md").write_text("# 训练\n\n训练流程。\n", "utf-8")
+    (notes / "index.md").write_text(
+        "# Notes\n\n- [训练](训练%20流程.md)\n- [B](B%20(1).md)\n", "utf-8"
+    )
+    (notes / "B (1).md").write_text("# B\n\nB.\n", "utf-8")
+    spec = "001-minitrain-knowledge-base"
+    assert run(str(notes), "--spec", spec, "--rename", "kebab") in (0, 1)
+    text = (kb / "docs" / "analysis" / "index.md").read_text("utf-8")
+    assert "[训练](训练-流程.md)" in text, text
+    assert "[B](b-1.md)" in text, text
+
+
 def test_a_home_directory_named_in_chinese_goes_with_the_local_root(
     kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1031,6 +1031,16 @@ def test_a_block_between_a_sentence_and_its_own_caption_is_the_caption_s(actor_k
         "*Source: lib/actor.py:15-21*\n",
     )
     assert findings(actor_kb) == []
+    # A caption wins over a sentence ending in a colon too, in a phrase's form as well; and a
+    # list item does not reach a block a paragraph of its own introduces.
+    actor_kb.page(
+        "a.md",
+        "`Actor` 的唤醒（lib/actor.py:24-27），它的反面如下所示：\n\n"
+        f"{SLEEP_QUOTE}\n\n（见 lib/actor.py 第 15-21 行）\n\n"
+        "- `wake_up()` 先取回句柄（lib/actor.py:25）。\n\n休眠的实现写在前面：\n\n"
+        f"{SLEEP_QUOTE}\n\n（见 lib/actor.py 第 15-21 行）\n",
+    )
+    assert findings(actor_kb) == []
     # Words pointing back at the block make its caption win over a sentence ending in a colon.
     actor_kb.page(
         "a.md",

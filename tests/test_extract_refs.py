@@ -901,3 +901,9 @@ def test_a_table_s_name_column_before_the_path_names_the_symbol():
         "| Name | File | Lines |\n|---|---|---|\n| Evaluation | x.py | 6-9 |\n"
     )
     assert [ref.symbol for ref in refs_of(prose)] == [None, None, None]
+
+
+def test_a_lines_phrase_in_full_width_brackets_takes_the_path_after_it():
+    """`（lines 71-78 of x.py）` was no reference: the path ran on into the bracket."""
+    (ref,) = refs_of("学习率调度（lines 71-78 of trainkit/optim/optimizer.py）很简单。\n")
+    assert (ref.path, ref.start, ref.end) == ("trainkit/optim/optimizer.py", 71, 78)

@@ -199,9 +199,14 @@ def _quotes(
             continue
         if _introduces_output(layout, line):
             continue  # "Running x.py:10-20 prints:": what follows is its output
-        below = _captioned_below(layout, fence, records, ref_lines, per_line, by_line)
-        if below == _POINTS_BACK or (below and not _introduces(layout, line, fence.open_line)):
+        if _captioned_below(layout, fence, records, ref_lines, per_line, by_line):
             continue  # a sentence, the block, then the block's own caption: the caption's
+        if (
+            line + 1 < fence.open_line
+            and _in_list_item(layout, line)
+            and not _gap_ok(layout, line + 1, fence.open_line - 1, 0)
+        ):
+            continue  # a list item, then a paragraph of its own introducing the block
         quotes[index] = fence.quote("after")
         claimed.add(position)
 
@@ -223,7 +228,7 @@ def _quotes(
         if (
             line > fence.close_line + 1
             and _introduced(layout, fence.open_line)
-            and not _caption_only(layout, line, records[index][2])
+            and not _caption_only(layout, line, records[index])
         ):
             # "A causal mask looks like this:", the block, then a paragraph of its own citing
             # other code: the block is the line above's, not the reference's.
@@ -457,16 +462,10 @@ def _gap_ok(layout: MarkdownLayout, first: int, last: int, captions: int) -> boo
     return True
 
 
-def _introduces(layout: MarkdownLayout, line: int, open_line: int) -> bool:
-    """Whether the page line ``line``, holding a reference, introduces the block opening at
-    ``open_line``: it ends with a colon and only blank lines lie between them."""
-    if not _gap_ok(layout, line + 1, open_line - 1, 0):
-        return False
+def _in_list_item(layout: MarkdownLayout, line: int) -> bool:
+    """Whether the page line ``line`` starts a list item."""
     start = layout.line_starts[line - 1]
-    end = layout.text.find("\n", start)
-    return (
-        layout.text[start : end if end != -1 else len(layout.text)].rstrip().endswith((":", "："))
-    )
+    return _LIST_ITEM.match(layout.text, start) is not None
 
 
 def _captioned_below(
@@ -476,30 +475,29 @@ def _captioned_below(
     ref_lines: list[int],
     per_line: Counter[int],
     by_line: dict[int, int],
-) -> str | None:
-    """Whether a reference after the block is its caption (`_caption_only`), right after
-    it or after a blank line, saying which lines the block shows: `_POINTS_BACK` when its
-    words point at the block (``That is ...``, which no sentence above overrules), "caption"
-    for another, else None."""
+) -> bool:
+    """Whether a reference after the block is its caption (`_caption_only`), right after it
+    or after a blank line: it says which lines the block shows, more plainly than a sentence
+    before the block can, even one that ends with a colon."""
     if fence.unterminated:
-        return None
+        return False
     below = bisect.bisect_right(ref_lines, fence.close_line)
     if below >= len(ref_lines):
-        return None
+        return False
     line = ref_lines[below]
     if line > fence.close_line + 2 or per_line[line] != 1:
-        return None
+        return False
     record = records[by_line[line]]
-    kind = _caption_only(layout, line, record[2])  # (first: most lines are sentences)
-    if kind is None or not _gap_ok(layout, fence.close_line + 1, line - 1, 0):
-        return None
-    return kind if quotes_language(fence.language, record[4]) else None
+    return (
+        _caption_only(layout, line, record)  # (first: most lines are sentences)
+        and _gap_ok(layout, fence.close_line + 1, line - 1, 0)
+        and quotes_language(fence.language, record[4])
+    )
 
 
 _CAPTION_ROOM = 60
 """Characters besides its reference a caption's line has at most (`_is_caption` allows 40 of
 words, and markers and white space come on top)."""
-_POINTS_BACK = "points back"
 _BACK = re.compile(
     r"(?:that|this|these|those)[ \t]+(?:is|are|shows?)[ \t]+(?:the[ \t]+)?(?:`|in\b|at\b|from\b|$)"
     r"|(?:the[ \t]+)?(?:snippet|code|block|listing|excerpt)[ \t]+above\b"
@@ -515,25 +513,30 @@ _CAPTION_WORD = re.compile(
 """A caption's own word before its reference (``Source:``, ``From``, ``见``)."""
 
 
-def _caption_only(layout: MarkdownLayout, line: int, reference: str) -> str | None:
+def _caption_only(layout: MarkdownLayout, line: int, record: RefRecord) -> bool:
     """Whether the page line holding a reference is a caption and nothing else: besides the
-    reference, words saying the block above is it (``That is `f` in``, ``The snippet above
-    is``, ``以上代码来自``: `_POINTS_BACK`), a caption's word (``Source:``, ``From``, ``见``,
-    ``出自``: "caption"), or nothing (``(x.py:3-5)``, ``— x.py:3-5``: "caption"); None for a
-    sentence of its own (``Then x.py:12-16 scores.``, ``This is called from x.py:30``)."""
+    reference, nothing (``(x.py:3-5)``, ``— x.py:3-5``), a caption's word (``Source:``,
+    ``From``, ``见``, ``出自``), or words saying the block above is what it cites (``That is
+    `f` in``, ``The snippet above is``, ``以上代码来自``); not a sentence of its own
+    (``Then x.py:12-16 scores.``, ``This is called from x.py:30``)."""
+    reference, path = record[2], record[4]
     start = layout.line_starts[line - 1]
     end = layout.text.find("\n", start)
     written = layout.text[start : end if end != -1 else len(layout.text)].rstrip()
     if len(written) - len(reference) > _CAPTION_ROOM or written.endswith((":", "：")):
-        return None  # a sentence; or a line introducing what follows it
-    around = written.replace(reference, " ", 1).strip(" \t\r`*_:：-—–()（）[]【】.。,，>")
-    if _BACK.match(around):
-        kind = _POINTS_BACK
-    elif not around or _CAPTION_WORD.fullmatch(around):
-        kind = "caption"
-    else:
-        return None  # (most lines: a sentence, told without `_is_caption`'s searches)
-    return kind if _is_caption(layout, line, reference) else None
+        return False  # a sentence; or a line introducing what follows it
+    around = written.replace(reference, " ", 1)
+    if not reference.startswith(path):  # lines written apart from their path: a phrase's
+        around = _PHRASE_WORDS.sub(" ", around.replace(path, " ", 1))
+    around = around.strip(" \t\r`*_:：-—–()（）[]【】.。,，>")
+    if around and not _BACK.match(around) and not _CAPTION_WORD.fullmatch(around):
+        return False  # (most lines: a sentence, told without `_is_caption`'s searches)
+    return _is_caption(layout, line, reference)
+
+
+_PHRASE_WORDS = re.compile(r"第|行|\b(?:[Ll]ines?|of|in|at)\b")
+"""The words of a lines phrase (``见 x.py 第 30-31 行``, ``lines 30-31 of x.py``), which a
+caption holding one has besides its caption's word."""
 
 
 def _introduced(layout: MarkdownLayout, open_line: int) -> bool:

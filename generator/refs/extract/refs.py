@@ -972,7 +972,9 @@ _L_LINES_END = re.compile(r"[ \t]*(?:[)）]|[.,;:。，；：](?!\w)|$)", re.MUL
 """What follows ``L`` lines that cite: a bracket closing, or the end of the clause (``L1-L2
 regularization`` names a norm)."""
 # "lines 9-14 of `x.py`": the path after the phrase, joined to it by a preposition.
-_PATH_AFTER = re.compile(r"[ \t]+(?:of|in|from)[ \t]+(?P<tick>`?)(?P<path>[^\s`,;()]+)(?P=tick)")
+_PATH_AFTER = re.compile(
+    r"[ \t]+(?:of|in|from)[ \t]+(?P<tick>`?)(?P<path>[^\s`,;()（）【】，。；：、]+)(?P=tick)"
+)
 # "（第 31-37 行）在 toy/data.py 里": the path after the phrase, said to hold the lines.
 _PATH_AFTER_ZH = re.compile(
     r"[ \t]*行?[ \t]*[)）]?[ \t]*(?:在|位于)[ \t]*(?P<tick>`?)(?P<path>[^\s`,;()（）]+)(?P=tick)"

@@ -187,6 +187,8 @@ def test_a_page_nested_too_deep_is_found_at_its_first_such_line(frontmatter, lin
         ("# 训练流程\n".encode("gbk"), "iconv -f GB18030 -t UTF-8, if it is GB18030"),
         (b"\x89PNG\r\n\x1a\n\x00\x00", "it looks like a binary file, not a page"),
         ("Größe über Müller\n".encode("latin-1"), "iconv -f LATIN1 -t UTF-8, if it is LATIN1"),
+        ("A configuração das funções\n".encode("latin-1"), "iconv -f LATIN1"),
+        ("在 x.py 第 5 行\n".encode("gbk"), "iconv -f GB18030"),
     ],
 )
 def test_a_page_that_is_not_utf8_says_what_it_looks_like(tmp_path, raw, advice):

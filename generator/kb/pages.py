@@ -281,6 +281,10 @@ def read_page(source: Path, display: str | None = None, rel: str | None = None) 
     return load_page(source, display or str(source), rel or source.name)
 
 
+_COMMON_HANZI_LEAD = (0xB0, 0xD7)
+"""The lead bytes of GB2312's level-1 (common) Chinese characters."""
+
+
 def encoding_advice(raw: bytes) -> str:
     """What to do with a file that is not UTF-8, by what its first bytes look like: binary,
     UTF-16, Chinese in GB18030 (GBK), or a single-byte encoding such as Latin-1. GBK writes
@@ -292,15 +296,19 @@ def encoding_advice(raw: bytes) -> str:
     if b"\x00" in data:
         return "it looks like a binary file, not a page: move it out of the pages"
     high = [index for index, byte in enumerate(data) if byte >= 0x80]
-    paired = 0
+    paired = common = 0
     index = 0
     while index < len(high) - 1:
         if high[index + 1] == high[index] + 1 and data[high[index]] >= 0x81:
             paired += 2
+            common += _COMMON_HANZI_LEAD[0] <= data[high[index]] <= _COMMON_HANZI_LEAD[1]
             index += 2
         else:
             index += 1
-    encoding = "GB18030" if high and paired >= 0.8 * len(high) else "LATIN1"
+    # Pairs alone are not enough: Portuguese `ção`, `ões` pair too, but as GB2312's rare
+    # characters, where Chinese text is mostly its 3,755 common ones.
+    chinese = high and paired >= 0.8 * len(high) and common >= 0.5 * (paired // 2)
+    encoding = "GB18030" if chinese else "LATIN1"
     return f"convert it to UTF-8: iconv -f {encoding} -t UTF-8, if it is {encoding}"
 
 

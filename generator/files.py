@@ -60,3 +60,14 @@ def link_loops(directory: Path) -> list[str]:
             if os.path.islink(link) and inside(os.path.realpath(folder), os.path.realpath(link)):  # noqa: PTH114
                 loops.append(os.path.relpath(link, directory).replace(os.sep, "/"))
     return sorted(loops)
+
+
+def file_in_the_way(directory: Path | None) -> Path | None:
+    """The existing file (not a directory) at ``directory`` or above it, which stops anything
+    from being written there; None when there is none."""
+    if directory is None:
+        return None
+    for path in (directory, *directory.parents):
+        if path.exists():
+            return None if path.is_dir() else path
+    return None

@@ -43,7 +43,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from generator.checks import severity_of
-from generator.files import atomic_write
+from generator.files import atomic_write, file_in_the_way
 from generator.generate.pr import PrError, detect_language
 from generator.generate.review import changed_lines, item_problems
 from generator.generate.review import findings as review_items
@@ -206,17 +206,6 @@ def _outline(page: Page) -> Page:
     return replace(page, text=outline)
 
 
-def _file_in_the_way(directory: Path | None) -> Path | None:
-    """The existing file (not a directory) at ``directory`` or above it, which stops pages
-    from being written there; None when there is none."""
-    if directory is None:
-        return None
-    for path in (directory, *directory.parents):
-        if path.exists():
-            return None if path.is_dir() else path
-    return None
-
-
 class Ingester:
     """Ingests files into the knowledge base of ``manifest``, whose pages live in ``docs_root``."""
 
@@ -237,7 +226,7 @@ class Ingester:
             ("--output-dir", options.output_dir),
             ("--output", options.output.parent if options.output is not None else None),
         ):
-            in_the_way = _file_in_the_way(directory)
+            in_the_way = file_in_the_way(directory)
             if in_the_way is not None:
                 raise IngestError(
                     f"{name}: {_display(in_the_way)} is a file, not a directory; name a "

@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from generator.files import atomic_write
+from generator.files import atomic_write, file_in_the_way
 from generator.kb.paths import LEVELS, load_pages
 from generator.kb.placement import Placed, Placement, place
 from generator.kb.sections import ANALYSIS_KINDS
@@ -431,9 +431,7 @@ def _made_directories(root: Path) -> list[Path]:
     deepest first, to take back if the writing fails. Raises `ConfigError` when a directory
     cannot be made there (a file in the way, no permission)."""
     missing = [directory for directory in (root, *root.parents) if not directory.exists()]
-    blocked = next(
-        (parent for parent in root.parents if parent.exists() and not parent.is_dir()), None
-    )
+    blocked = file_in_the_way(root.parent)
     if blocked is not None:
         raise ConfigError(
             f"cannot create {root}: {blocked} is a file, not a directory; nothing was written",

@@ -276,7 +276,7 @@ class Prover:
         unique = _unique(others, prepared)
         if unique is not None:
             path, place = unique
-            there = self._blob_at(target, path)
+            there = self.stores.blob_at(target.upstream, target.commit, path)
             if there is not None and _shows_other_code(
                 about, ref, names, target.blob, there, place
             ):
@@ -454,14 +454,6 @@ class Prover:
 
     def _holds(self, ref: CodeRef, target: _Target, fix: Fix, blob: BlobText) -> bool:
         return self.stores.symbol_holds(ref, target.upstream, target.commit, fix, blob)
-
-    def _blob_at(self, target: _Target, path: str) -> BlobText | None:
-        """The file ``path`` at the target's commit (None for none, a link or a submodule)."""
-        store = self.stores.store(target.upstream)
-        entry = store.entry(target.commit, path)
-        if entry is None or entry.kind != "blob" or entry.is_symlink:
-            return None
-        return store.blob(entry.sha)
 
     def _in_other_files(
         self, prepared: PreparedQuote, target: _Target

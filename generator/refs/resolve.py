@@ -20,7 +20,7 @@ import difflib
 import functools
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
@@ -896,7 +896,7 @@ class Resolver:
             fitting = [
                 (u, p)
                 for u, p in candidates
-                if (blob := self._blob(u, self.commit_for(u, context), p)) is not None
+                if (blob := self.blob_at(u, self.commit_for(u, context), p)) is not None
                 and not blob.is_binary
                 and ref.end <= blob.line_count
             ]
@@ -908,7 +908,7 @@ class Resolver:
             name = last_name(ref.symbol)
             holding = []
             for upstream, path in candidates:
-                blob = self._blob(upstream, self.commit_for(upstream, context), path)
+                blob = self.blob_at(upstream, self.commit_for(upstream, context), path)
                 if (
                     blob is not None
                     and not blob.is_binary
@@ -924,7 +924,7 @@ class Resolver:
             defining = [
                 (upstream, path)
                 for upstream, path in candidates
-                if (blob := self._blob(upstream, self.commit_for(upstream, context), path))
+                if (blob := self.blob_at(upstream, self.commit_for(upstream, context), path))
                 is not None
                 and not blob.is_binary
                 and symbol_definitions(blob.line_tuple, ref.symbol)
@@ -944,7 +944,7 @@ class Resolver:
         self, upstream: Upstream, path: str, quote: Quote, context: PageContext
     ) -> bool:
         """Whether the file holds the quoted code somewhere (strongly enough to go by)."""
-        blob = self._blob(upstream, self.commit_for(upstream, context), path)
+        blob = self.blob_at(upstream, self.commit_for(upstream, context), path)
         prepared = prepare(quote.lines, quote.language or path.rsplit(".", 1)[-1])
         if blob is None or blob.is_binary or prepared is None or not is_strong(prepared):
             return False
@@ -961,7 +961,7 @@ class Resolver:
             reasons = []
             if posixpath.dirname(path) in cited_dirs:
                 reasons.append("beside the page's other references")
-            blob = self._blob(upstream, self.commit_for(upstream, context), path)
+            blob = self.blob_at(upstream, self.commit_for(upstream, context), path)
             if blob is not None and not blob.is_binary:
                 if ref.end is not None and ref.end <= blob.line_count:
                     reasons.append("the range fits")
@@ -985,7 +985,8 @@ class Resolver:
 
     # -- checks at the commit -------------------------------------------------------------
 
-    def _blob(self, upstream: Upstream, commit: str, path: str) -> BlobText | None:
+    def blob_at(self, upstream: Upstream, commit: str, path: str) -> BlobText | None:
+        """The file ``path`` at ``commit`` (None for none, a link or a submodule)."""
         entry = self.store(upstream).entry(commit, path)
         if entry is None or entry.kind != "blob" or entry.is_symlink:
             return None
@@ -1533,12 +1534,22 @@ def _class_holding(lines: tuple[str, ...], name: str, start: int, end: int) -> s
         header = first - 1  # (0-based; past its decorators)
         while header < last and not _DEFINITION_HEADER.match(lines[header]):
             header += 1
-        indent = len(lines[header]) - len(lines[header].lstrip())
-        for line in reversed(lines[:header]):
-            stripped = line.lstrip()
-            if stripped and not stripped.startswith("#") and len(line) - len(stripped) < indent:
-                return inheritance.class_named(line)
+        block = next(_enclosing(lines, header + 1), None)
+        return None if block is None else inheritance.class_named(block)
     return None
+
+
+def _enclosing(lines: tuple[str, ...], number: int) -> Iterator[str]:
+    """The lines opening the blocks that hold line ``number`` (from 1), innermost first: each
+    the nearest line above, blank lines and comments aside, indented less than the last."""
+    indent = len(lines[number - 1]) - len(lines[number - 1].lstrip())
+    for line in reversed(lines[: number - 1]):
+        if indent == 0:
+            return
+        stripped = line.lstrip()
+        if stripped and not stripped.startswith("#") and len(line) - len(stripped) < indent:
+            indent = len(line) - len(stripped)
+            yield line
 
 
 def _owner(symbol: str) -> str | None:
@@ -1630,17 +1641,7 @@ def names_of_lines(lines: tuple[str, ...], start: int, end: int) -> set[str]:
             if name is not None:
                 names.add(name.group())
     first = next((n for n in range(max(start, 1), end + 1) if lines[n - 1].strip()), None)
-    if first is None:
-        return names
-    indent = len(lines[first - 1]) - len(lines[first - 1].lstrip())
-    for number in range(first - 1, 0, -1):
-        if indent == 0:
-            break
-        line = lines[number - 1]
-        stripped = line.lstrip()
-        if not stripped or len(line) - len(stripped) >= indent:
-            continue
-        indent = len(line) - len(stripped)
+    for line in _enclosing(lines, first) if first is not None else ():
         match = _DEFINITION_HEADER.match(line)
         if match is not None and (name := _IDENTIFIER_AT.match(line, match.end())) is not None:
             names.add(name.group())

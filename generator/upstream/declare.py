@@ -21,8 +21,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import git
-
 from generator.files import atomic_write
 from generator.model import Upstream
 from generator.upstream.clones import (
@@ -31,6 +29,7 @@ from generator.upstream.clones import (
     fetch_upstream,
     remote_default_branch,
 )
+from generator.upstream.gitstore import GitStore
 from generator.upstream.manifest import ConfigError, load_manifest
 
 PLACEHOLDER_PIN = "0" * 40
@@ -288,15 +287,13 @@ class _Candidate:
 def _commit_of(upstream: Upstream, revision: str) -> str:
     """The full SHA of ``revision`` in the upstream's clone, or a `ConfigError` naming it."""
     assert upstream.clone_dir is not None
-    repo = git.Repo(upstream.clone_dir)
+    store = GitStore(upstream.clone_dir)
     try:
-        for candidate in (revision, f"origin/{revision}"):
-            try:
-                return repo.commit(candidate).hexsha
-            except (git.BadName, ValueError):
-                continue
+        sha = store.resolve_given(revision)  # (as sync --to and source --at read one)
     finally:
-        repo.close()
+        store.close()
+    if sha is not None:
+        return sha
     raise ConfigError(
         f"'{revision}' is not a commit of {upstream.name} ({upstream.url})",
         hint="give a commit SHA (full or abbreviated), a tag or a branch of the upstream",

@@ -3,10 +3,12 @@
 For every reference with a line range, from the page's text alone:
 
 - the code it *quotes*: a fenced block directly after the line holding the reference (blank
-  lines and up to two short caption lines between them allowed), directly before it (blank
-  lines and one caption line between; with a blank line between, not when a line above
-  introduces the block: ``looks like this:``), or, when the reference is a comment line of its own
-  inside a block (``# slime/x.py:10-20``), the lines after that comment up to the next such
+  lines and up to two short caption lines between them allowed; not when a caption right
+  after the block claims it, nor for a list item when a paragraph of its own introduces the
+  block), directly before it (blank lines and one caption line between; with a blank line
+  between, not when a line above introduces the block, ``looks like this:``, unless the
+  reference is a caption and nothing else), or, when the reference is a comment line of its
+  own inside a block (``# slime/x.py:10-20``), the lines after that comment up to the next such
   line or the end of the block. A block is a quote only when its language is the cited file's
   (or it has none) and it is not a diagram (Mermaid, or box drawing in a plain block) nor
   what a program printed (a caption saying output, log, traceback, 输出, 日志...; a plain
@@ -520,15 +522,14 @@ def _caption_only(layout: MarkdownLayout, line: int, record: RefRecord) -> bool:
     `f` in``, ``The snippet above is``, ``以上代码来自``); not a sentence of its own
     (``Then x.py:12-16 scores.``, ``This is called from x.py:30``)."""
     reference, path = record[2], record[4]
-    start = layout.line_starts[line - 1]
-    end = layout.text.find("\n", start)
-    written = layout.text[start : end if end != -1 else len(layout.text)].rstrip()
+    start, end = layout.line_bounds(layout.line_starts[line - 1])
+    written = layout.text[start:end].rstrip()
     if len(written) - len(reference) > _CAPTION_ROOM or written.endswith((":", "：")):
         return False  # a sentence; or a line introducing what follows it
     around = written.replace(reference, " ", 1)
     if not reference.startswith(path):  # lines written apart from their path: a phrase's
         around = _PHRASE_WORDS.sub(" ", around.replace(path, " ", 1))
-    around = around.strip(" \t\r`*_:：-—–()（）[]【】.。,，>")
+    around = around.strip(" \t`*_:：-—–()（）[]【】.。,，>")
     if around and not _BACK.match(around) and not _CAPTION_WORD.fullmatch(around):
         return False  # (most lines: a sentence, told without `_is_caption`'s searches)
     return _is_caption(layout, line, reference)
@@ -575,9 +576,8 @@ def _is_output(caption: str) -> bool:
 def _is_caption(layout: MarkdownLayout, line: int, reference: str) -> bool:
     """Whether the page line holding a reference reads as a caption of the block above it:
     little else than the reference, and not a list item or a heading of its own."""
-    start = layout.line_starts[line - 1]
-    end = layout.text.find("\n", start)
-    written = layout.text[start : end if end != -1 else len(layout.text)].strip()
+    start, end = layout.line_bounds(layout.line_starts[line - 1])
+    written = layout.text[start:end].strip()
     around = written.replace(reference, " ", 1)
     if (
         _LIST_ITEM.match(written)

@@ -335,17 +335,9 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
             )
         )
         if finish < length and body[finish] in _LIST_SEPARATORS:
-            listed = _listed(body, finish, line_index + 1, line_start, path, fence is not None)
-            if listed and symbol is not None:
-                # `A.f` and `B.f` are at x.py:22-28, 42-45: a name for each range, in order.
-                names = _names_listed_before(layout, begin, line_start)
-                if len(names) > 1:  # (one name per range, or none is known to be whose)
-                    paired = len(names) == len(listed) + 1
-                    record = records.pop()
-                    records.append(_with_symbol(record, names[0] if paired else None))
-                    if paired:
-                        listed = list(map(_with_symbol, listed, names[1:]))
-            records.extend(listed)
+            records.extend(
+                _listed(body, finish, line_index + 1, line_start, path, fence is not None)
+            )
 
     if options.route_prefixes:
         records.extend(
@@ -742,8 +734,9 @@ _REFS_JOINED = re.compile(r"[`\s*_]*(?:[,，、]|and|和|与|及|, and)[`\s*_]*"
 
 def _paired_with_names(layout: MarkdownLayout, records: list[RefRecord]) -> list[RefRecord]:
     """``records`` with the names listed before references listed one after another paired
-    with them in order (`` `A.f` and `B.f` are at x.py:22-28, x.py:42-45``); with another
-    count of names than of references, none is taken: the last name was the first one's."""
+    with them in order (`` `A.f` and `B.f` are at x.py:22-28, x.py:42-45``, or at
+    ``x.py:22-28, 42-45``); with another count of names than of references, none is taken:
+    the last name was the first one's."""
     text, paired = layout.text, list(records)
     index = 0
     while index < len(paired):
@@ -761,7 +754,9 @@ def _paired_with_names(layout: MarkdownLayout, records: list[RefRecord]) -> list
         group, end = [index - 1], begin + len(record[2])
         while index < len(paired) and paired[index][0] == record[0]:
             following = line_start + paired[index][1] - 1
-            if paired[index][13] != "inline" or not _REFS_JOINED.fullmatch(text, end, following):
+            if paired[index][13] not in ("inline", "list") or not _REFS_JOINED.fullmatch(
+                text, end, following
+            ):
                 break
             group.append(index)
             end = following + len(paired[index][2])

@@ -92,7 +92,7 @@ def test_directories_read_ahead_are_each_parsed_once_and_lead_to_the_right_files
     cited = [*files, "pkg/a.py/x.py", "nope/sub/x.py", "pkg/sub/nope/x.py", "pkg/sub/deep"]
     store = GitStore(repo.path)
     try:
-        store.read_trees_ahead(first, cited)
+        store.read_trees_ahead({first: cited})
         read = store.tree_reads
         assert read == 8, "root, pkg, its sub, sub/deep and shared, other, 数据, the odd name"
         found = {path: store.entry(first, path) for path in cited}
@@ -102,7 +102,7 @@ def test_directories_read_ahead_are_each_parsed_once_and_lead_to_the_right_files
             assert store.blob(found[path].sha).data == files[path].encode()
         assert found["pkg/a.py/x.py"] is None and found["nope/sub/x.py"] is None
         assert found["pkg/sub/nope/x.py"] is None and found["pkg/sub/deep"] is None
-        store.read_trees_ahead(second, cited)
+        store.read_trees_ahead({second: cited})
         assert store.tree_reads == read + 4, "the root, pkg, pkg/sub and deep changed; no more"
         assert store.entry(second, "other/c.py") == found["other/c.py"]
         assert store.blob(store.entry(second, "pkg/sub/deep/b.py").sha).data == b"b, changed\n"
@@ -126,6 +126,35 @@ def test_files_are_found_by_name_at_each_commit_where_directories_are_shared(tmp
             assert store.files_named(commit, "x.py") == named
         assert store.files_named(first, "x.py") == ["one/sub/x.py", "two/sub/x.py"]
         assert store.files_named(second, "x.py") == ["one/sub/x.py", "three/x.py", "two/sub/x.py"]
+    finally:
+        store.close()
+
+
+def test_trees_searched_at_several_commits_are_read_ahead_once_and_leave_nothing_to_read(tmp_path):
+    # Pages pinned to commits of their own are read a share at a time: the trees their bare
+    # names are searched in come in one exchange per level for all those commits.
+    repo = RepoBuilder.init(tmp_path / "up")
+    first = repo.commit({"one/sub/x.py": "1\n", "two/deep/er/x.py": "2\n", "y.py": "3\n"}, "a")
+    second = repo.commit({"two/deep/x.py": "4\n"}, "b")
+    trees = set()
+    for commit in (first, second):
+        trees.add(run_git(repo.path, "rev-parse", f"{commit}^{{tree}}").strip())
+        listed = run_git(repo.path, "ls-tree", "-r", "-d", commit).splitlines()
+        trees.update(line.split()[2] for line in listed)
+    store = GitStore(repo.path)
+    try:
+        store.read_trees_ahead({}, [first, second, "0" * 40])  # (one git lacks: left be)
+        assert store.tree_reads == len(trees) == 9, "each tree of both commits, once"
+        for commit in (first, second):
+            listed = run_git(repo.path, "ls-tree", "-r", "--name-only", commit).splitlines()
+            named = [path for path in listed if path.rsplit("/", 1)[-1] == "x.py"]
+            assert store.files_named(commit, "x.py") == named
+        assert store.files_named(second, "x.py") == [
+            "one/sub/x.py",
+            "two/deep/er/x.py",
+            "two/deep/x.py",
+        ]
+        assert store.tree_reads == len(trees), "the searches read nothing more"
     finally:
         store.close()
 

@@ -16,11 +16,12 @@ tree is never read at all.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
@@ -390,48 +391,86 @@ class Resolver:
             verdicts[key] = result
         return result
 
-    def read_ahead(self, records: Iterable[RefRecord], context: PageContext) -> None:
-        """Read in one exchange with git the blobs that reaching the verdicts of ``records``
-        in ``context`` will read one by one: those of `_direct_target`, certain to be read."""
-        wanted: dict[str, list[str]] = {}
+    def read_ahead(self, pages: Iterable[tuple[Sequence[RefRecord], PageContext]]) -> None:
+        """Read, in as few exchanges with git as the trees are deep, what reaching the verdicts
+        of the ``pages``' records (each with its page's context) will read one by one: their
+        commits, the directories down to each file cited with lines, the trees a bare name is
+        searched in, then those files' blobs (`_direct_target`'s, certain to be read). For many
+        pages at once (a share of a run's), it is one exchange per level of depth for all their
+        commits rather than several per page. What fails here is left for resolution to meet
+        and report: nothing is raised."""
+        # (What could not be read is met again by the reference that needs it.)
+        with contextlib.suppress(RepositoryUnavailable, ConfigError):
+            self._read_pages_ahead(pages)
+
+    def _read_pages_ahead(self, pages: Iterable[tuple[Sequence[RefRecord], PageContext]]) -> None:
+        ranged_pages = []
+        commits: dict[str, set[str]] = {}
+        walks: dict[str, dict[str, list[str]]] = {}
+        searched: dict[str, set[str]] = {}
+        for records, context in pages:
+            ranged = [  # paths with a line range, not cited as directories
+                record
+                for record in records
+                if record[3] is RefForm.PATH
+                and record[5] is not None
+                and record[6] is not None
+                and not record[11]
+            ]
+            opened = []  # (only clones that open: resolution reports why one does not)
+            for record in ranged:
+                claimed = self._claimed(record[4])
+                if claimed is not None and self._opened(claimed[1]):
+                    opened.append(record)
+                    normal, upstream = claimed
+                    commit = self.commit_for(upstream, context)
+                    commits.setdefault(upstream.name, set()).add(commit)
+                    walks.setdefault(upstream.name, {}).setdefault(commit, []).append(normal)
+            ranged_pages.append((opened, context))
+            if any(
+                record[3] is RefForm.BARE and self._route(record[4]) is None for record in records
+            ):  # searched for in every clone (`_search`)
+                for upstream in self._searched_upstreams(context):
+                    if self._opened(upstream):
+                        commit = self.commit_for(upstream, context)
+                        commits.setdefault(upstream.name, set()).add(commit)
+                        searched.setdefault(upstream.name, set()).add(commit)
+        for name, wanted in commits.items():
+            store, pin = self._stores[name], self.manifest.upstreams[name].pin
+            store.read_commits_ahead(wanted)
+            known = {c for c in wanted if c == pin or store.resolve(c) == c}
+            store.read_trees_ahead(
+                {c: paths for c, paths in walks.get(name, {}).items() if c in known},
+                [c for c in searched.get(name, ()) if c in known],
+            )
+        blobs: dict[str, list[str]] = {}
         absent: dict[tuple[str, str], list[str]] = {}
-        ranged = [  # paths with a line range, not cited as directories
-            record
-            for record in records
-            if record[3] is RefForm.PATH
-            and record[5] is not None
-            and record[6] is not None
-            and not record[11]
-        ]
-        self._read_trees_ahead(ranged, context)
-        for record in ranged:
-            direct = self._direct_target(record[4], context)
-            if direct is not None:
-                wanted.setdefault(direct[0].name, []).append(direct[3])
-            else:
-                missing = self._missing_file(record[4], context)
-                if missing is not None:
-                    absent.setdefault(missing[0], []).append(missing[1])
-        for name, shas in wanted.items():
+        for ranged, context in ranged_pages:
+            for record in ranged:
+                direct = self._direct_target(record[4], context)
+                if direct is not None:
+                    blobs.setdefault(direct[0].name, []).append(direct[3])
+                else:
+                    missing = self._missing_file(record[4], context)
+                    if missing is not None:
+                        absent.setdefault(missing[0], []).append(missing[1])
+        for name, shas in blobs.items():
             self._stores[name].read_ahead(shas)
         for (name, commit), paths in absent.items():
             self._stores[name].read_renames_ahead(paths, commit)
 
-    def _read_trees_ahead(self, records: list[RefRecord], context: PageContext) -> None:
-        """Read the directories `_direct_target` will walk through for ``records``, a level
-        of depth at a time for them all."""
-        paths: dict[tuple[str, str], list[str]] = {}
-        for record in records:
-            claimed = self._claimed(record[4])
-            if claimed is None or claimed[1].name not in self._stores:
-                continue
-            normal, upstream = claimed
-            commit = self.commit_for(upstream, context)
-            paths.setdefault((upstream.name, commit), []).append(normal)
-        for (name, commit), found in paths.items():
-            store, upstream = self._stores[name], self.manifest.upstreams[name]
-            if commit == upstream.pin or store.resolve(commit) == commit:
-                store.read_trees_ahead(commit, found)
+    def _opened(self, upstream: Upstream) -> bool:
+        """Whether the clone of ``upstream`` is open, opening it if it can be: a clone that
+        cannot is left for resolution to open again and report."""
+        if upstream.name in self._stores:
+            return True
+        if upstream.name in self.not_cloned or upstream.clone_dir is None:
+            return False
+        try:
+            self.store(upstream)
+        except ConfigError:
+            return False
+        return True
 
     def _claimed(self, path: str) -> tuple[str, Upstream] | None:
         """``path`` normalised, and the upstream whose prefix claims it (none for a path that

@@ -23,7 +23,7 @@ import logging
 import os
 import re
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -367,6 +367,8 @@ class GitStore:
         self._names_below: dict[str, frozenset[str] | None] = {}
         """The names of the files in each tree and its subtrees, by the tree's SHA (see
         `_KEPT_NAMES`); a tree is here once every tree below it has been read."""
+        self._read_whole: set[str] = set()
+        """Trees read with every tree below them (`read_trees_ahead`)."""
         self._named_below: dict[tuple[str, str], tuple[str, ...]] = {}
         """The files of each name below a tree searched for it, by the tree's SHA and the name
         (see `_named`)."""
@@ -514,18 +516,63 @@ class GitStore:
             if found is not None and found[1] == "tree":
                 self._keep_tree(sha, found[2])
 
-    def read_trees_ahead(self, commit: str, paths: Iterable[str]) -> None:
-        """Read the directories that `entry` walks through for each of ``paths`` at
-        ``commit``, one exchange with git per level of depth rather than one per directory."""
-        walks = {(self._root(commit), tuple(path.split("/")[:-1])) for path in paths}
-        while walks:
-            self._read_trees(sha for sha, _ in walks)
+    def read_commits_ahead(self, commits: Iterable[str]) -> None:
+        """Resolve the full SHAs among ``commits`` (with their root trees) in one exchange with
+        git, as `resolve` does one by one; the rest are left to `resolve`."""
+        wanted = [
+            sha
+            for sha in dict.fromkeys(commits)
+            if sha not in self._commits and _FULL_SHA.fullmatch(sha)
+        ]
+        if not wanted:
+            return
+        found = self._objects().read_many(
+            [name for sha in wanted for name in (f"{sha}^{{commit}}", f"{sha}^{{tree}}")]
+        )
+        for index, revision in enumerate(wanted):
+            commit, root = found[2 * index], found[2 * index + 1]
+            sha = self._commits[revision] = None if commit is None else commit[0]
+            if sha is not None and root is not None:
+                self._keep_root(sha, root)
+
+    def read_trees_ahead(
+        self, paths: Mapping[str, Iterable[str]], searched: Iterable[str] = ()
+    ) -> None:
+        """Read, one exchange with git per level of depth for all of them rather than one per
+        directory: the directories that `entry` walks through for each path of ``paths`` (by
+        commit), and every tree of each commit of ``searched`` that `files_named` looks
+        through. Commits git lacks are left for their readers to report."""
+        searched = list(searched)
+        self.read_commits_ahead([*paths, *searched])
+        roots = self._roots
+        walks = {
+            (roots[commit], tuple(path.split("/")[:-1]))
+            for commit, found in paths.items()
+            if commit in roots
+            for path in found
+        }
+        whole = {roots[commit] for commit in searched if commit in roots}
+        whole -= self._read_whole
+        below: list[str] = []
+        while walks or whole:
+            self._read_trees([*(sha for sha, _ in walks), *whole])
             deeper = set()
             for sha, parts in walks:
                 entry = self._tree_objects.get(sha, {}).get(parts[0]) if parts else None
                 if entry is not None and entry.kind == "tree":
                     deeper.add((entry.sha, parts[1:]))
             walks = deeper
+            below.extend(whole)
+            # A tree read whole before (or searched, `_names_in`) needs no walk down again.
+            whole = {
+                entry.sha
+                for tree in whole
+                for entry in self._tree_objects.get(tree, {}).values()
+                if entry.kind == "tree"
+                and entry.sha not in self._read_whole
+                and entry.sha not in self._names_below
+            }
+        self._read_whole.update(sha for sha in below if sha in self._tree_objects)
 
     def _tree_object(self, sha: str) -> dict[str, TreeEntry]:
         entries = self._tree_objects.get(sha)
@@ -564,8 +611,8 @@ class GitStore:
         the directories that may hold such a file are walked; what each holds is known by tree
         SHA, so a directory unchanged since another commit was searched costs nothing."""
         root = self._root(commit)
-        if (root, name) not in self._named_below:
-            self._read_below(root)
+        if (root, name) not in self._named_below and root not in self._read_whole:
+            self.read_trees_ahead({}, [commit])
         return list(self._named(root, name))
 
     def _named(self, sha: str, name: str) -> tuple[str, ...]:
@@ -584,18 +631,6 @@ class GitStore:
                     paths.extend(f"{entry_name}/{path}" for path in self._named(entry.sha, name))
             found = self._named_below[sha, name] = tuple(paths)
         return found
-
-    def _read_below(self, sha: str) -> None:
-        """Read every tree below ``sha`` not read yet, one exchange with git per level."""
-        level = [sha]
-        while level:
-            self._read_trees(level)
-            level = [
-                entry.sha
-                for tree in level
-                for entry in self._tree_object(tree).values()
-                if entry.kind == "tree" and entry.sha not in self._names_below
-            ]
 
     def _names_in(self, sha: str) -> frozenset[str] | None:
         """The names of the files in the tree ``sha`` and in its subtrees; None when there are

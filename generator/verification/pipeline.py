@@ -743,12 +743,17 @@ class Verifier:
     def _read_all(self, files: Sequence[PageFile], workers: int) -> Iterator[_Read]:
         """Every file read, in order: `_extract` of each, or with ``workers`` > 1 and enough
         pages, `_read_ahead` of each in this process and a forked one. Only pages the cache
-        does not hold are worth sharing with a forked process."""
+        does not hold are worth sharing with a forked process. Either way, pages are read a
+        share at a time, and what their references will read from git is read for the share
+        at once (`_fetch_ahead`)."""
         cached = self._run_cached
         fresh = [file for file in files if file not in cached] if cached else files
         if workers < 2 or len(fresh) < PARALLEL_MINIMUM_PAGES or not _can_fork():
-            for file in files:
-                yield self._extract(file), None
+            for first in range(0, len(files), _CHUNK):
+                extracted = [self._extract(file) for file in files[first : first + _CHUNK]]
+                self._fetch_ahead(extracted)
+                for page in extracted:
+                    yield page, None
             return
         forked = _Forked(self, fresh)
         shared = forked.read()
@@ -759,20 +764,37 @@ class Verifier:
             shared.close()
             self._forked_blob_reads = forked.blob_reads
 
-    def _read_ahead(self, file: PageFile) -> _Read:
-        """`_extract` of ``file``, and its references resolved now, out of the page's turn,
-        unless that needs a search a budget limits (`SearchDeferred`) or fails."""
-        extracted = self._extract(file)
+    def _fetch_ahead(self, pages: Sequence[_Extracted]) -> None:
+        """Read from git, in a few exchanges for all ``pages``, what resolving their references
+        will read (`Resolver.read_ahead`): one exchange per page and level of depth otherwise."""
+        wanted = []
+        for extracted in pages:
+            if extracted.cached is None and extracted.records:
+                page = extracted.page
+                context = page_context(page.display, page.meta, self.manifest)
+                if not context.held:  # held references resolve at other commits
+                    wanted.append((extracted.records, context))
+        if wanted:
+            self.resolver.read_ahead(wanted)
+
+    def _read_ahead(self, files: Sequence[PageFile]) -> list[_Read]:
+        """`_extract` of each of ``files``, and their references resolved now, out of their
+        turn, unless that needs a search a budget limits (`SearchDeferred`) or fails."""
+        pages = [self._extract(file) for file in files]
+        self._fetch_ahead(pages)
+        return [(extracted, self._resolved_ahead(extracted)) for extracted in pages]
+
+    def _resolved_ahead(self, extracted: _Extracted) -> _Checked | None:
         if extracted.cached is not None or extracted.records is None:
-            return extracted, None
+            return None
         self.prover.defer_searches = True
         try:
-            return extracted, self._checked(extracted)
+            return self._checked(extracted)
         except Exception:
             # `SearchDeferred`; and a failure (a pin not in its clone) is left to the page's
             # turn too, where it is raised again: the run then stops at the first page in page
             # order that fails, as it does in one process.
-            return extracted, None
+            return None
         finally:
             self.prover.defer_searches = False
 
@@ -848,7 +870,7 @@ class Verifier:
         if not held:  # held references resolve at other commits: leave them be
             new = [record for record, key in zip(records, keys, strict=True) if key not in known]
             if new:
-                resolver.read_ahead(new, context)
+                resolver.read_ahead([(new, context)])
         occurrences: dict[str, int] = {}
         matched: set[tuple[str, int]] = set()
         for index, record in enumerate(records):
@@ -1188,7 +1210,7 @@ class _Forked:
                 token = os.read(token_read, 4)
                 if len(token) == 4:
                     number = int.from_bytes(token, "little")
-                    found[number] = list(map(verifier._read_ahead, chunks[number]))
+                    found[number] = verifier._read_ahead(chunks[number])
                     continue
                 tokens_left = False
             if message is None and worker_alive:
@@ -1202,7 +1224,7 @@ class _Forked:
                 worker_alive = False
             elif not worker_alive and not tokens_left:
                 # The worker stopped without sending this chunk: read it here.
-                found[following] = list(map(verifier._read_ahead, chunks[following]))
+                found[following] = verifier._read_ahead(chunks[following])
 
     def _serve(self, token_read: int, fd: int) -> None:
         """The forked process: take chunks until none is left, and send what each holds."""
@@ -1212,7 +1234,7 @@ class _Forked:
         while len(token := os.read(token_read, 4)) == 4:
             number = int.from_bytes(token, "little")
             targets: dict[CachedTarget, CachedTarget] = {}  # (each sent once per chunk)
-            read = [_sendable(*verifier._read_ahead(file), targets) for file in self.chunks[number]]
+            read = [_sendable(*page, targets) for page in verifier._read_ahead(self.chunks[number])]
             blob_reads = verifier.resolver.blob_reads - before
             data = pickle.dumps((number, read, blob_reads), protocol=pickle.HIGHEST_PROTOCOL)
             _write_all(fd, len(data).to_bytes(8, "little"))

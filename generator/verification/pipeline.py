@@ -1127,7 +1127,12 @@ _MAX_WORKERS = 2
 PARALLEL_MINIMUM_PAGES = 200
 """Pages below which forking a process costs more than it saves."""
 _CHUNK = 25
-"""Pages per share of the work: small enough that neither process waits long for the other."""
+"""Pages read at a time in one process (`Verifier._read_all`): what git gives their references
+comes in one exchange per level of trees for them all, and few pages are held at once."""
+_SHARE_LEAST, _SHARE_MOST = 6, 100
+"""Bounds of a share of the work between two processes (`_Forked`): a share is a quarter of
+the pages left, so that the shares at the end are small and neither process waits long for the
+other, and at most `_SHARE_MOST` pages, read and held at once."""
 _MAX_CHUNKS = 4096
 """Chunks per run at most: their 4-byte tokens fit the smallest pipe buffer (16 KiB)."""
 
@@ -1148,8 +1153,14 @@ class _Forked:
 
     def __init__(self, verifier: Verifier, files: Sequence[PageFile]) -> None:
         self.verifier = verifier
-        size = max(_CHUNK, -(-len(files) // _MAX_CHUNKS))
-        self.chunks = [files[first : first + size] for first in range(0, len(files), size)]
+        least = max(_SHARE_LEAST, -(-len(files) // _MAX_CHUNKS))
+        most = max(_SHARE_MOST, least)
+        self.chunks = []
+        first = 0
+        while first < len(files):
+            size = min(most, max(least, -(-(len(files) - first) // 4)))
+            self.chunks.append(files[first : first + size])
+            first += size
         self.blob_reads = 0
         """Blobs the forked process read, as far as it said."""
 

@@ -511,6 +511,8 @@ class Verifier:
         # those of them already read: a link may need a page's anchors before its turn comes.
         self._run_files: dict[str, PageFile] = {}
         self._run_parsed: dict[str, _Parsed] = {}
+        self._run_fetched: set[str] = set()
+        """The pages of the run whose reads from git were made ahead (`_fetch_ahead`)."""
         # With a cache that holds pages: every page's bytes, read before the run, and its entry
         # with the page it restores, for those the cache holds as they are now.
         self._run_data: dict[PageFile, bytes] = {}
@@ -555,6 +557,7 @@ class Verifier:
         pages: list[Page] = []
         self._run_files = {file.rel: file for file in files}
         self._run_parsed = {}
+        self._run_fetched = set()
         self._unchecked = Counter()
         self._forked_blob_reads = 0
         self._links = LinkChecker(self.docs_root, self._anchors_of)
@@ -578,6 +581,7 @@ class Verifier:
             finally:
                 read_pages.close()
                 self._run_files, self._run_parsed, self._links = {}, {}, None
+                self._run_fetched = set()
                 self._run_data, self._run_cached, self._run_unreadable = {}, {}, {}
                 self._target_pool = {}
             if self.cache is not None:
@@ -771,6 +775,7 @@ class Verifier:
         for extracted in pages:
             if extracted.cached is None and extracted.records:
                 page = extracted.page
+                self._run_fetched.add(page.display)
                 context = page_context(page.display, page.meta, self.manifest)
                 if not context.held:  # held references resolve at other commits
                     wanted.append((extracted.records, context))
@@ -801,6 +806,8 @@ class Verifier:
     def _checked(self, extracted: _Extracted) -> _Checked:
         """What the references and Markdown of a page the cache does not hold come to."""
         page = extracted.page
+        if page.display not in self._run_fetched:  # (a page another process read ahead)
+            self._fetch_ahead([extracted])
         evidence = extracted.evidence
         if evidence and page.text is not None:
             evidence = _with_text(evidence, page.text)
@@ -867,10 +874,6 @@ class Verifier:
         known = resolver.verdicts_in(context)
         held = context.held
         keys = list(map(record_verdict_key, records))
-        if not held:  # held references resolve at other commits: leave them be
-            new = [record for record, key in zip(records, keys, strict=True) if key not in known]
-            if new:
-                resolver.read_ahead([(new, context)])
         occurrences: dict[str, int] = {}
         matched: set[tuple[str, int]] = set()
         for index, record in enumerate(records):

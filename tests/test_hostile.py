@@ -261,12 +261,22 @@ def test_malformed_held_refs_are_findings(hostile_kb: KB) -> None:
             "held_refs: [{text: 'lib/core.py:6-9', occurrence: abc}]",
             "held_refs: 5",
             "held_refs: [null]",
+            # Every key there, with values of the wrong kind: these crashed the run.
+            f"held_refs: [{{ref: 'lib/core.py:6-9', upstream: [a], commit: '{'a' * 40}'}}]",
+            f"held_refs: [{{ref: 'lib/core.py:6-9', upstream: lib, commit: '{'a' * 40}', "
+            "occurrence: first}]",
+            f"held_refs: [{{ref: 'lib/core.py:6-9', upstream: lib, commit: '{'a' * 40}', "
+            "occurrence: 0}]",
         ]
     ):
         hostile_kb.page(f"held{number}.md", f"---\nupstream: lib\n{entry}\n---\n\n{GOOD}\n")
     found = findings_by_page(hostile_kb.verify())
-    for number in range(4):
+    for number in range(7):
         assert found[f"docs/held{number}.md"], number
+    assert ("pin-invalid", "docs/held5.md") in {
+        (check, page) for page, checks in found.items() for check, _ in checks
+    }
+    assert any("occurrence 'first'" in message for _, message in found["docs/held5.md"])
 
 
 # -- links, printed text ---------------------------------------------------------------------------

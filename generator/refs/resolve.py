@@ -183,14 +183,27 @@ def _read_held_refs(held: Any, context: PageContext, manifest: Manifest, problem
             problem("pin-invalid", f"held_refs entry {entry!r} needs upstream, commit and ref")
             continue
         commit = str(entry["commit"])
-        if entry["upstream"] not in manifest.upstreams or not _FULL_SHA.match(commit):
+        upstream = entry["upstream"]
+        if (
+            not isinstance(upstream, str)
+            or upstream not in manifest.upstreams
+            or not _FULL_SHA.match(commit)
+        ):
             problem(
                 "pin-invalid",
                 f"held_refs entry for '{entry['ref']}' names an unknown "
                 "upstream or a malformed commit",
             )
             continue
-        occurrence = int(entry.get("occurrence", 1))
+        occurrence = entry.get("occurrence", 1)
+        if isinstance(occurrence, bool) or not isinstance(occurrence, int) or occurrence < 1:
+            problem(
+                "pin-invalid",
+                f"held_refs entry for '{entry['ref']}' has occurrence {occurrence!r}: it counts "
+                "the reference's citations on the page, from 1",
+                "write the number sync wrote, or remove the entry and sync again",
+            )
+            continue
         context.held[(str(entry["ref"]), occurrence)] = HeldRef(
             entry["upstream"],
             commit,

@@ -419,3 +419,29 @@ def test_a_link_to_an_upstream_without_web_url_says_to_add_it(lib_kb: KB) -> Non
         linked.suggestion == "add 'web_url: https://github.com/acme/lib' to 'lib' in upstreams.yaml"
     )
     assert "acme/other is not a configured upstream" in found["docs/b.md"].message
+
+
+def test_reading_a_share_ahead_reads_what_resolution_reads_and_no_more(
+    kb: KB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages are read from git a share at a time, ahead of their references' verdicts: a bare
+    name the page's own upstream has at its root is searched nowhere else, so another clone's
+    trees are not read for it; a bare name it lacks is searched in every clone."""
+    own = kb.new_upstream("aaa")
+    kb.add_upstream("aaa", own, own.commit({"x.py": "a = 1\nb = 2\n"}, "x"), prefixes=["aaa/"])
+    other = kb.new_upstream("big")
+    files = {f"big/d{n}/sub/m{n}.py": f"c = {n}\n" for n in range(30)}
+    kb.add_upstream("big", other, other.commit(files, "many"), prefixes=["big/"])
+    for n in range(30):
+        kb.page(f"p{n:02}.md", "---\nupstream: aaa\n---\n\nSee `x.py:1-2`.\n")
+    monkeypatch.chdir(kb.root)
+    docs = kb.root / "docs"
+    pages = collect([docs], docs)
+    with Verifier(manifest_for([]), docs) as verifier:
+        report = verifier.verify(pages, workers=1)
+        assert report.findings == [] and report.refs and len(report.refs) == 30
+        assert verifier.resolver.tree_reads == 1, "aaa's root: big is not searched"
+        kb.page("p99.md", "---\nupstream: aaa\n---\n\nSee `m7.py:1`.\n")
+        report = verifier.verify(collect([docs], docs), workers=1)
+        assert [(f.check, f.page) for f in report.findings] == []
+        assert verifier.resolver.tree_reads == 1 + 1 + 2 * 30 + 1, "every tree of big, once"

@@ -16,9 +16,9 @@ tree is never read at all.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import functools
+import logging
 import posixpath
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -38,6 +38,8 @@ from generator.upstream.gitstore import (
     identifier_columns,
 )
 from generator.upstream.manifest import ConfigError, Manifest
+
+log = logging.getLogger(__name__)
 
 _FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 _HEX = re.compile(r"^[0-9a-f]{7,40}$")
@@ -214,6 +216,9 @@ def _read_held_refs(held: Any, context: PageContext, manifest: Manifest, problem
         )
 
 
+log = logging.getLogger(__name__)
+
+
 class CloneMissing(ConfigError):
     """An upstream's clone is not there: its references are reported as unchecked, not as a
     configuration error (nobody clones PyTorch to read a page about slime)."""
@@ -265,6 +270,10 @@ class Resolver:
     @property
     def blob_reads(self) -> int:
         return sum(store.blob_reads for store in self._stores.values())
+
+    @property
+    def tree_reads(self) -> int:
+        return sum(store.tree_reads for store in self._stores.values())
 
     def close(self) -> None:
         for store in self._stores.values():
@@ -407,59 +416,91 @@ class Resolver:
     def read_ahead(self, pages: Iterable[tuple[Sequence[RefRecord], PageContext]]) -> None:
         """Read, in as few exchanges with git as the trees are deep, what reaching the verdicts
         of the ``pages``' records (each with its page's context) will read one by one: their
-        commits, the directories down to each file cited with lines, the trees a bare name is
-        searched in, then those files' blobs (`_direct_target`'s, certain to be read). For many
-        pages at once (a share of a run's), it is one exchange per level of depth for all their
-        commits rather than several per page. What fails here is left for resolution to meet
-        and report: nothing is raised."""
-        # (What could not be read is met again by the reference that needs it.)
-        with contextlib.suppress(RepositoryUnavailable, ConfigError):
+        commits, the directories down to each file cited with lines, the trees `_search` will
+        look through for a path no prefix claims, then the cited files' blobs (`_direct_target`'s,
+        certain to be read). For many pages at once (a share of a run's), it is one exchange per
+        level of depth for all their commits rather than several per page.
+
+        It reads only what resolution will read, and opens only the clones it will open. It
+        raises nothing and decides nothing: what fails here (a clone that does not open, a pin
+        or an object git lacks) is met again, and reported, by the reference that needs it."""
+        try:
             self._read_pages_ahead(pages)
+        except Exception:  # (a read ahead that fails only costs the time it saves)
+            log.debug(
+                "reading ahead failed; references read what they need one by one", exc_info=True
+            )
 
     def _read_pages_ahead(self, pages: Iterable[tuple[Sequence[RefRecord], PageContext]]) -> None:
-        ranged_pages = []
+        failed: set[str] = set()
+
+        def opened(upstream: Upstream) -> bool:  # (each clone that fails tried once)
+            if upstream.name not in failed:
+                try:
+                    if self.cloned(upstream):
+                        return True
+                except ConfigError:
+                    pass
+                failed.add(upstream.name)
+            return False
+
+        with_lines: list[tuple[list[RefRecord], PageContext]] = []
+        unclaimed: list[tuple[list[str], PageContext]] = []  # paths `_search` looks for
         commits: dict[str, set[str]] = {}
         walks: dict[str, dict[str, list[str]]] = {}
-        searched: dict[str, set[str]] = {}
         for records, context in pages:
-            ranged = [  # paths with a line range, not cited as directories
-                record
-                for record in records
-                if record[3] is RefForm.PATH
-                and record[5] is not None
-                and record[6] is not None
-                and not record[11]
-            ]
-            opened = []  # (only clones that open: resolution reports why one does not)
-            for record in ranged:
+            cited = []
+            searched_for = []
+            for record in records:
+                form = record[3]
+                if form is not RefForm.PATH and form is not RefForm.BARE:
+                    continue
                 claimed = self._claimed(record[4])
-                if claimed is not None and self._opened(claimed[1]):
-                    opened.append(record)
+                if claimed is None:
+                    searched_for.append(_normal_path(record[4]))
+                elif form is RefForm.PATH and record[5] is not None and record[6] is not None:
                     normal, upstream = claimed
-                    commit = self.commit_for(upstream, context)
-                    commits.setdefault(upstream.name, set()).add(commit)
-                    walks.setdefault(upstream.name, {}).setdefault(commit, []).append(normal)
-            ranged_pages.append((opened, context))
-            if any(
-                record[3] is RefForm.BARE and self._route(record[4]) is None for record in records
-            ):  # searched for in every clone (`_search`)
-                for upstream in self._searched_upstreams(context):
-                    if self._opened(upstream):
+                    if not record[11] and opened(upstream):  # (not cited as a directory)
+                        cited.append(record)
                         commit = self.commit_for(upstream, context)
                         commits.setdefault(upstream.name, set()).add(commit)
-                        searched.setdefault(upstream.name, set()).add(commit)
+                        walks.setdefault(upstream.name, {}).setdefault(commit, []).append(normal)
+            with_lines.append((cited, context))
+            if searched_for:
+                unclaimed.append((searched_for, context))
+                own = self.manifest.upstreams.get(context.upstream or "")
+                if own is not None and opened(own):  # (which may settle them: `_search`)
+                    commits.setdefault(own.name, set()).add(self.commit_for(own, context))
         for name, wanted in commits.items():
-            store, pin = self._stores[name], self.manifest.upstreams[name].pin
-            store.read_commits_ahead(wanted)
-            known = {c for c in wanted if c == pin or store.resolve(c) == c}
+            self._stores[name].read_commits_ahead(wanted)
+        searched: dict[str, set[str]] = {}
+        for paths, context in unclaimed:
+            own = self.manifest.upstreams.get(context.upstream or "")
+            if own is not None and not opened(own):
+                continue  # (resolution finds the page's own clone missing: no search)
+            if all(self._settled_by_own(path, context) for path in paths):
+                continue
+            for upstream in self._searched_upstreams(context):
+                if opened(upstream):
+                    searched.setdefault(upstream.name, set()).add(
+                        self.commit_for(upstream, context)
+                    )
+        for name, wanted in searched.items():
+            self._stores[name].read_commits_ahead(wanted)
+        for name in {*walks, *searched}:
+            store, upstream = self._stores[name], self.manifest.upstreams[name]
             store.read_trees_ahead(
-                {c: paths for c, paths in walks.get(name, {}).items() if c in known},
-                [c for c in searched.get(name, ()) if c in known],
+                {
+                    c: found
+                    for c, found in walks.get(name, {}).items()
+                    if self._holds(store, upstream, c)
+                },
+                [c for c in searched.get(name, ()) if self._holds(store, upstream, c)],
             )
         blobs: dict[str, list[str]] = {}
         absent: dict[tuple[str, str], list[str]] = {}
-        for ranged, context in ranged_pages:
-            for record in ranged:
+        for cited, context in with_lines:
+            for record in cited:
                 direct = self._direct_target(record[4], context)
                 if direct is not None:
                     blobs.setdefault(direct[0].name, []).append(direct[3])
@@ -469,21 +510,13 @@ class Resolver:
                         absent.setdefault(missing[0], []).append(missing[1])
         for name, shas in blobs.items():
             self._stores[name].read_ahead(shas)
-        for (name, commit), paths in absent.items():
-            self._stores[name].read_renames_ahead(paths, commit)
+        for (name, commit), found in absent.items():
+            self._stores[name].read_renames_ahead(found, commit)
 
-    def _opened(self, upstream: Upstream) -> bool:
-        """Whether the clone of ``upstream`` is open, opening it if it can be: a clone that
-        cannot is left for resolution to open again and report."""
-        if upstream.name in self._stores:
-            return True
-        if upstream.name in self.not_cloned or upstream.clone_dir is None:
-            return False
-        try:
-            self.store(upstream)
-        except ConfigError:
-            return False
-        return True
+    def _holds(self, store: GitStore, upstream: Upstream, commit: str) -> bool:
+        """Whether the clone ``store`` of ``upstream`` has ``commit``: its pin (checked when
+        the clone was opened) or a commit it resolves to itself."""
+        return commit == upstream.pin or store.resolve(commit) == commit
 
     def _claimed(self, path: str) -> tuple[str, Upstream] | None:
         """``path`` normalised, and the upstream whose prefix claims it (none for a path that
@@ -507,7 +540,7 @@ class Resolver:
         except ConfigError:  # resolution opens it again, and reports why it cannot
             return None
         commit = self.commit_for(upstream, context)
-        if commit != upstream.pin and store.resolve(commit) != commit:
+        if not self._holds(store, upstream, commit):
             return None
         if store.entry(commit, normal) is not None or store.is_directory(commit, normal):
             return None
@@ -535,7 +568,7 @@ class Resolver:
             return None  # not kept: the clone may be opened later
         commit = self.commit_for(upstream, context)
         target = None
-        if commit == upstream.pin or store.resolve(commit) == commit:
+        if self._holds(store, upstream, commit):
             entry = store.entry(commit, normal)
             if entry is not None and entry.kind == "blob" and not entry.is_symlink:
                 target = _DirectTarget(upstream, commit, normal, entry.sha)
@@ -809,7 +842,7 @@ class Resolver:
     ) -> bool:
         """Whether the page's pin ``commit`` is missing from the (existing) clone: then it is
         reported, once per page, and the reference is not checked."""
-        if commit == upstream.pin or self.store(upstream).resolve(commit) == commit:
+        if self._holds(self.store(upstream), upstream, commit):
             return False
         result.upstream = upstream.name
         self._at_missing_commit = True
@@ -855,7 +888,7 @@ class Resolver:
             return None
         commit = self.commit_for(upstream, context)
         store = self.store(upstream)
-        if commit != upstream.pin and store.resolve(commit) != commit:
+        if not self._holds(store, upstream, commit):
             return None
         return store, commit
 
@@ -890,17 +923,25 @@ class Resolver:
         commit = self.commit_for(upstream, context)
         if not self.cloned(upstream):
             return True  # as unknown as a missing commit: `_attribute` says which
-        return commit != upstream.pin and self.store(upstream).resolve(commit) != commit
+        return not self._holds(self.store(upstream), upstream, commit)
+
+    def _settled_by_own(self, path: str, context: PageContext) -> Upstream | None:
+        """The page's own upstream when it settles ``path`` with no search: it has the file at
+        the page's commit, or lacks the commit (reported once, as commit-missing)."""
+        if context.upstream:
+            own = self.manifest.upstreams[context.upstream]
+            if self._commit_missing(own, context) or self._has_file(own, context, path):
+                return own
+        return None
 
     def _search(
         self, path: str, result: ResolvedRef, context: PageContext
     ) -> list[tuple[Upstream, str]]:
         """Files whose path is ``path`` or ends with ``/path``; the page's upstream first."""
         upstreams = self._searched_upstreams(context)
-        if context.upstream:
-            own = self.manifest.upstreams[context.upstream]
-            if self._commit_missing(own, context) or self._has_file(own, context, path):
-                return [(own, path)]  # a missing pin is reported once, as commit-missing
+        own = self._settled_by_own(path, context)
+        if own is not None:
+            return [(own, path)]
         candidates = [(u, found) for u in upstreams for found in self._matches(u, context, path)]
         if context.upstream and len(candidates) > 1:
             own_only = [c for c in candidates if c[0].name == context.upstream]

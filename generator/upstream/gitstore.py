@@ -437,14 +437,8 @@ class GitStore:
             # reflog is shorter, taking every later read with it; a permalink never needs it.
             pass
         elif _FULL_SHA.fullmatch(revision):
-            # A pin is resolved before its tree is walked: both come in one exchange.
-            commit, root = self._objects().read_many(
-                [f"{revision}^{{commit}}", f"{revision}^{{tree}}"]
-            )
-            if commit is not None:
-                sha = commit[0]
-                if root is not None:
-                    self._keep_root(sha, root)
+            self.read_commits_ahead([revision])  # (with its root tree, in one exchange)
+            return self._commits[revision]
         elif "/" not in revision or "@" in revision or self._may_name_a_ref(revision):
             # The remote-tracking branch first: a clone's local branch is never updated.
             for candidate in (f"refs/remotes/origin/{revision}", revision, f"refs/tags/{revision}"):
@@ -517,8 +511,9 @@ class GitStore:
                 self._keep_tree(sha, found[2])
 
     def read_commits_ahead(self, commits: Iterable[str]) -> None:
-        """Resolve the full SHAs among ``commits`` (with their root trees) in one exchange with
-        git, as `resolve` does one by one; the rest are left to `resolve`."""
+        """Resolve the full SHAs among ``commits`` in one exchange with git, each with its root
+        tree, which is walked next (`resolve` of a full SHA); other revisions are left to
+        `resolve`."""
         wanted = [
             sha
             for sha in dict.fromkeys(commits)
@@ -541,7 +536,9 @@ class GitStore:
         """Read, one exchange with git per level of depth for all of them rather than one per
         directory: the directories that `entry` walks through for each path of ``paths`` (by
         commit), and every tree of each commit of ``searched`` that `files_named` looks
-        through. Commits git lacks are left for their readers to report."""
+        through. Commits and trees git lacks are left for their readers to report (a tree read
+        whole with a subtree git lacks is marked so all the same: searching it meets the missing
+        one)."""
         searched = list(searched)
         self.read_commits_ahead([*paths, *searched])
         roots = self._roots

@@ -753,11 +753,7 @@ class Verifier:
         cached = self._run_cached
         fresh = [file for file in files if file not in cached] if cached else files
         if workers < 2 or len(fresh) < PARALLEL_MINIMUM_PAGES or not _can_fork():
-            for first in range(0, len(files), _CHUNK):
-                extracted = [self._extract(file) for file in files[first : first + _CHUNK]]
-                self._fetch_ahead(extracted)
-                for page in extracted:
-                    yield page, None
+            yield from self._read_in_shares(files)
             return
         forked = _Forked(self, fresh)
         shared = forked.read()
@@ -768,15 +764,29 @@ class Verifier:
             shared.close()
             self._forked_blob_reads = forked.blob_reads
 
+    def _read_in_shares(self, files: Sequence[PageFile]) -> Iterator[_Read]:
+        """`_extract` of each of ``files`` in order, a share of `_CHUNK` pages at a time with
+        what their references will read from git read for the share (`_fetch_ahead`)."""
+        for first in range(0, len(files), _CHUNK):
+            extracted = [self._extract(file) for file in files[first : first + _CHUNK]]
+            self._fetch_ahead(extracted)
+            for page in extracted:
+                yield page, None
+
     def _fetch_ahead(self, pages: Sequence[_Extracted]) -> None:
         """Read from git, in a few exchanges for all ``pages``, what resolving their references
-        will read (`Resolver.read_ahead`): one exchange per page and level of depth otherwise."""
+        will read (`Resolver.read_ahead`): one exchange per page and level of depth otherwise.
+        Nothing is raised here: a page whose frontmatter cannot be read for its context is left
+        out, for its turn to report."""
         wanted = []
         for extracted in pages:
             if extracted.cached is None and extracted.records:
                 page = extracted.page
                 self._run_fetched.add(page.display)
-                context = page_context(page.display, page.meta, self.manifest)
+                try:
+                    context = page_context(page.display, page.meta, self.manifest)
+                except Exception:  # (raised again, in the page's turn)
+                    continue
                 if not context.held:  # held references resolve at other commits
                     wanted.append((extracted.records, context))
         if wanted:
@@ -1180,8 +1190,7 @@ class _Forked:
             for fd in (token_read, read_end, write_end):
                 os.close(fd)
             for chunk in chunks:
-                for file in chunk:
-                    yield self.verifier._extract(file), None
+                yield from self.verifier._read_in_shares(chunk)
             return
         if pid == 0:
             os.close(read_end)

@@ -441,7 +441,12 @@ def test_reading_a_share_ahead_reads_what_resolution_reads_and_no_more(
         report = verifier.verify(pages, workers=1)
         assert report.findings == [] and report.refs and len(report.refs) == 30
         assert verifier.resolver.tree_reads == 1, "aaa's root: big is not searched"
+        kb.page("p98.md", "See `../x.py:1`.\n")  # (leaves the repository: searched nowhere)
+        report = verifier.verify(collect([docs], docs), workers=1)
+        assert [f.check for f in report.findings] == ["path-escape"]
+        assert verifier.resolver.tree_reads == 1
+        (docs / "p98.md").unlink()
         kb.page("p99.md", "---\nupstream: aaa\n---\n\nSee `m7.py:1`.\n")
         report = verifier.verify(collect([docs], docs), workers=1)
-        assert [(f.check, f.page) for f in report.findings] == []
+        assert report.findings == []
         assert verifier.resolver.tree_reads == 1 + 1 + 2 * 30 + 1, "every tree of big, once"

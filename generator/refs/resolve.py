@@ -216,9 +216,6 @@ def _read_held_refs(held: Any, context: PageContext, manifest: Manifest, problem
         )
 
 
-log = logging.getLogger(__name__)
-
-
 class CloneMissing(ConfigError):
     """An upstream's clone is not there: its references are reported as unchecked, not as a
     configuration error (nobody clones PyTorch to read a page about slime)."""
@@ -426,10 +423,8 @@ class Resolver:
         or an object git lacks) is met again, and reported, by the reference that needs it."""
         try:
             self._read_pages_ahead(pages)
-        except Exception:  # (a read ahead that fails only costs the time it saves)
-            log.debug(
-                "reading ahead failed; references read what they need one by one", exc_info=True
-            )
+        except (ConfigError, RepositoryUnavailable, OSError):
+            log.debug("reading ahead stopped; references read what they need", exc_info=True)
 
     def _read_pages_ahead(self, pages: Iterable[tuple[Sequence[RefRecord], PageContext]]) -> None:
         failed: set[str] = set()
@@ -457,7 +452,9 @@ class Resolver:
                     continue
                 claimed = self._claimed(record[4])
                 if claimed is None:
-                    searched_for.append(_normal_path(record[4]))
+                    normal = _normal_path(record[4]) if record[4] else ""
+                    if not _leaves_repository(normal):  # (no search: `path-escape`)
+                        searched_for.append(normal)
                 elif form is RefForm.PATH and record[5] is not None and record[6] is not None:
                     normal, upstream = claimed
                     if not record[11] and opened(upstream):  # (not cited as a directory)
@@ -522,7 +519,7 @@ class Resolver:
         """``path`` normalised, and the upstream whose prefix claims it (none for a path that
         leaves the repository or that no prefix claims)."""
         normal = _normal_path(path) if path else ""
-        if normal in ("", ".", "..") or normal.startswith(("../", "/")):
+        if _leaves_repository(normal):
             return None
         upstream = self._route(normal)
         return None if upstream is None else (normal, upstream)
@@ -1513,6 +1510,12 @@ def _is_project_file_name(name: str) -> bool:
 
 
 @functools.lru_cache(maxsize=65536)
+def _leaves_repository(normal: str) -> bool:
+    """Whether the normalised path ``normal`` names no place inside a repository: empty, the
+    root itself, or above it."""
+    return normal in ("", ".", "..") or normal.startswith(("../", "/"))
+
+
 def _normal_path(path: str) -> str:
     return posixpath.normpath(path)
 

@@ -277,6 +277,14 @@ def test_malformed_held_refs_are_findings(hostile_kb: KB) -> None:
         (check, page) for page, checks in found.items() for check, _ in checks
     }
     assert any("occurrence 'first'" in message for _, message in found["docs/held5.md"])
+    # Written by hand in quotes, a number is still one.
+    hostile_kb.page(
+        "held9.md",
+        f"---\nupstream: lib\nheld_refs: [{{ref: 'lib/core.py:6-9', upstream: lib, "
+        f"commit: '{'a' * 40}', occurrence: '2'}}]\n---\n\n{GOOD}\n",
+    )
+    found = findings_by_page(hostile_kb.verify())
+    assert [check for check, _ in found["docs/held9.md"]] == ["held-ref-unmatched"]
 
 
 # -- links, printed text ---------------------------------------------------------------------------

@@ -198,6 +198,8 @@ def _read_held_refs(held: Any, context: PageContext, manifest: Manifest, problem
             )
             continue
         occurrence = entry.get("occurrence", 1)
+        if isinstance(occurrence, str) and occurrence.isascii() and occurrence.isdigit():
+            occurrence = int(occurrence)  # (quoted by hand: `occurrence: "2"`)
         if isinstance(occurrence, bool) or not isinstance(occurrence, int) or occurrence < 1:
             problem(
                 "pin-invalid",

@@ -441,6 +441,7 @@ class Resolver:
                 failed.add(upstream.name)
             return False
 
+        # What each page cites with lines from a clone, and the paths no prefix claims.
         with_lines: list[tuple[list[RefRecord], PageContext]] = []
         unclaimed: list[tuple[list[str], PageContext]] = []  # paths `_search` looks for
         commits: dict[str, set[str]] = {}
@@ -470,6 +471,7 @@ class Resolver:
                 own = self.manifest.upstreams.get(context.upstream or "")
                 if own is not None and opened(own):  # (which may settle them: `_search`)
                     commits.setdefault(own.name, set()).add(self.commit_for(own, context))
+        # Their commits; then the clones `_search` will look through, and their commits.
         for name, wanted in commits.items():
             self._stores[name].read_commits_ahead(wanted)
         searched: dict[str, set[str]] = {}
@@ -486,6 +488,7 @@ class Resolver:
                     )
         for name, wanted in searched.items():
             self._stores[name].read_commits_ahead(wanted)
+        # The directories down to the cited files and the trees searched, a level at a time.
         for name in {*walks, *searched}:
             store, upstream = self._stores[name], self.manifest.upstreams[name]
             store.read_trees_ahead(
@@ -496,6 +499,7 @@ class Resolver:
                 },
                 [c for c in searched.get(name, ()) if self._holds(store, upstream, c)],
             )
+        # The cited files' blobs; for a file not there, whether git recorded a rename.
         blobs: dict[str, list[str]] = {}
         absent: dict[tuple[str, str], list[str]] = {}
         for cited, context in with_lines:

@@ -765,13 +765,17 @@ class Verifier:
             self._forked_blob_reads = forked.blob_reads
 
     def _read_in_shares(self, files: Sequence[PageFile]) -> Iterator[_Read]:
-        """`_extract` of each of ``files`` in order, a share of `_CHUNK` pages at a time with
-        what their references will read from git read for the share (`_fetch_ahead`)."""
+        """`_extract` of each of ``files`` in order, a share of `_CHUNK` pages at a time."""
         for first in range(0, len(files), _CHUNK):
-            extracted = [self._extract(file) for file in files[first : first + _CHUNK]]
-            self._fetch_ahead(extracted)
-            for page in extracted:
+            for page in self._read_share(files[first : first + _CHUNK]):
                 yield page, None
+
+    def _read_share(self, files: Sequence[PageFile]) -> list[_Extracted]:
+        """`_extract` of each of ``files``, and what their references will read from git read
+        for them all (`_fetch_ahead`)."""
+        pages = [self._extract(file) for file in files]
+        self._fetch_ahead(pages)
+        return pages
 
     def _fetch_ahead(self, pages: Sequence[_Extracted]) -> None:
         """Read from git, in a few exchanges for all ``pages``, what resolving their references
@@ -795,9 +799,9 @@ class Verifier:
     def _read_ahead(self, files: Sequence[PageFile]) -> list[_Read]:
         """`_extract` of each of ``files``, and their references resolved now, out of their
         turn, unless that needs a search a budget limits (`SearchDeferred`) or fails."""
-        pages = [self._extract(file) for file in files]
-        self._fetch_ahead(pages)
-        return [(extracted, self._resolved_ahead(extracted)) for extracted in pages]
+        return [
+            (extracted, self._resolved_ahead(extracted)) for extracted in self._read_share(files)
+        ]
 
     def _resolved_ahead(self, extracted: _Extracted) -> _Checked | None:
         if extracted.cached is not None or extracted.records is None:

@@ -275,9 +275,10 @@ class Resolver:
         return sum(store.tree_reads for store in self._stores.values())
 
     def close(self) -> None:
+        """End the clones' git processes. What was read from them stays until the resolver is
+        dropped: a process about to exit need not free it object by object (`generator.cli`)."""
         for store in self._stores.values():
             store.close()
-        self._stores.clear()
 
     def forked(self) -> None:
         """In a forked process: read through processes of its own (`GitStore.forked`)."""

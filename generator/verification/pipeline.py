@@ -1076,11 +1076,29 @@ def verify(
     """Verify every page under ``paths`` (none: the knowledge base's docs directory, as
     mkdocs.yml names it). Raises `ConfigError` for configuration problems.
 
-    ``workers``: how many processes read and scan pages (default: one per available core, at
-    most two); the report does not depend on it. ``cache``: take pages nobody changed since the
-    last run from the verification cache (`generator.verification.cache`), and update it; the report
-    does not depend on it either.
+    ``workers``: how many processes read and scan pages (default: `default_workers`); the
+    report does not depend on it. ``cache``: take pages nobody changed since the last run from
+    the verification cache (`generator.verification.cache`), and update it; the report does not
+    depend on it either.
     """
+    verifier, files = open_verifier(
+        paths, manifest_path=manifest_path, docs_root=docs_root, ignore=ignore, cache=cache
+    )
+    with verifier:
+        return verifier.verify(files, progress, default_workers() if workers is None else workers)
+
+
+def open_verifier(
+    paths: Sequence[Path | str],
+    *,
+    manifest_path: Path | None = None,
+    docs_root: Path | None = None,
+    ignore: Iterable[str] = (),
+    cache: bool = False,
+) -> tuple[Verifier, list[PageFile]]:
+    """The verifier `verify` runs over ``paths``, and the pages it verifies; for a caller that
+    keeps the verifier after the run (closed, it still holds what it read until it is dropped).
+    Raises `ConfigError` as `verify` does."""
     path_objects = [Path(p) for p in paths]
     manifest = manifest_for(path_objects, manifest_path)
     if not path_objects:
@@ -1095,15 +1113,17 @@ def verify(
             f"no Markdown pages (*.md) found in {shown}",
             hint="check the path; pages are .md files under the docs directory",
         )
-    if workers is None:
-        workers = min(_MAX_WORKERS, available_cores())
     verify_cache = None
     if cache:
         verify_cache = VerifyCache.for_docs(manifest, root)
         if verify_cache is not None:
             verify_cache.load()
-    with Verifier(manifest, root, ignore, verify_cache) as verifier:
-        return verifier.verify(files, progress, workers)
+    return Verifier(manifest, root, ignore, verify_cache), files
+
+
+def default_workers() -> int:
+    """Processes `verify` reads pages in by default: one per available core, at most two."""
+    return min(_MAX_WORKERS, available_cores())
 
 
 def manifest_for(paths: Sequence[Path], manifest_path: Path | None = None) -> Manifest:

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -199,6 +200,51 @@ MOVED = (
     "    value = compute_something_long(argument)\n"
     "    return value\n"
 )
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+def test_a_closed_verifier_ends_its_git_processes_and_keeps_what_it_read(
+    kb: KB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Closing ends the clones' `git cat-file` processes. What was read stays with the verifier
+    (the CLI keeps its last one to the process's exit rather than free it object by object), so
+    a run after closing asks git for nothing it had read, and gives the same report."""
+    lib = kb.new_upstream("lib")
+    pin = lib.commit({"lib/core.py": "def f():\n    return 1\n"}, "lib")
+    kb.add_upstream("lib", lib, pin, prefixes=["lib/"])
+    kb.page("a.md", "`f` is at lib/core.py:1-2; lib/core.py:9 is not.\n")
+    monkeypatch.chdir(kb.root)
+    docs = kb.root / "docs"
+    files = collect([docs], docs)
+    verifier = Verifier(manifest_for([]), docs)
+    before = set(_git_processes_running())
+    first = verifier.verify(files, workers=1)
+    assert first.blob_reads == 1
+    assert set(_git_processes_running()) - before, "a git process reads the clone"
+    verifier.close()
+    deadline = time.monotonic() + 10
+    while set(_git_processes_running()) - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not set(_git_processes_running()) - before, "closing ends them"
+    again = verifier.verify(files, workers=1)
+    started = set(_git_processes_running()) - before
+    verifier.close()
+    assert not started, "what the run needs was kept: git is not asked again"
+    assert again.blob_reads == 1
+    assert everything(again) == everything(first)
+    assert [f.check for f in first.findings] == ["range-outside-file"]
+
+
+def _git_processes_running() -> list[int]:
+    """This process's ``git`` children that have not ended (zombies left out)."""
+    running = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            name, state = stat.split()[1], stat.rsplit(")", 1)[1].split()[0]
+            if name == "(git)" and state != "Z":
+                running.append(int(pid))
+    return running
 
 
 def _worker_processes() -> list[int]:

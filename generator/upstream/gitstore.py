@@ -506,6 +506,8 @@ class GitStore:
         """Read the tree objects ``shas`` not read yet, in one exchange with git (one that git
         lacks is left for `_tree_object` to report)."""
         wanted = [sha for sha in dict.fromkeys(shas) if sha not in self._tree_objects]
+        if not wanted:  # (git is not even started for nothing)
+            return
         for sha, found in zip(wanted, self._objects().read_many(wanted), strict=True):
             if found is not None and found[1] == "tree":
                 self._keep_tree(sha, found[2])

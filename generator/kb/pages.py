@@ -23,11 +23,12 @@ import yaml
 
 from generator.files import atomic_write, inside
 from generator.model import Finding
+from generator.patterns import lazy_pattern
 from generator.yamlsafe import check_depth, check_expansion, may_expand
 
 _BOM = "\ufeff"
-_OPENING = re.compile(r"---[ \t]*\r?\n")
-_CLOSING = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.M)
+_OPENING = lazy_pattern(r"---[ \t]*\r?\n")
+_CLOSING = lazy_pattern(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.M)
 
 
 @dataclass(frozen=True)
@@ -353,10 +354,10 @@ _TOO_DEEP = (
     rf"(?:[ \t]{{{2 * MAX_NESTING},}}(?:[-*+]|\d{{1,9}}[.)])(?:[ \t]|$)"
     rf"|(?:>[ \t]?){{{MAX_NESTING},}})"
 )
-_TOO_DEEP_FIRST = re.compile(_TOO_DEEP, re.M)
+_TOO_DEEP_FIRST = lazy_pattern(_TOO_DEEP, re.M)
 # Lines found by their newline rather than `^`: the regular expression engine then skips to
 # each newline, instead of trying the pattern at every character (six times as fast).
-_TOO_DEEP_AFTER = re.compile(rf"\n{_TOO_DEEP}", re.M)
+_TOO_DEEP_AFTER = lazy_pattern(rf"\n{_TOO_DEEP}", re.M)
 
 
 def _too_deep_at(text: str, start: int) -> int | None:
@@ -455,7 +456,7 @@ class _BlockDumper(yaml.SafeDumper):
         super().increase_indent(flow, False)
 
 
-_TOP_LEVEL_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_\-]*)[ \t]*:(?:[ \t]|$)")
+_TOP_LEVEL_KEY = lazy_pattern(r"^([A-Za-z_][A-Za-z0-9_\-]*)[ \t]*:(?:[ \t]|$)")
 
 
 def _render_frontmatter(original: str, meta: dict[str, Any], newline: str) -> str:

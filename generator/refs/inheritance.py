@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from generator.patterns import lazy_pattern
+
 CLASS_HEADERS = r"^[[:space:]]*class[[:space:]]+[A-Za-z_]"
 """What `git grep -E` looks for: the lines that open a Python class."""
 
-_HEADER = re.compile(r"[ \t]*class[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]*(?:\[[^\]\n]*\])?[ \t]*")
+_HEADER = lazy_pattern(r"[ \t]*class[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]*(?:\[[^\]\n]*\])?[ \t]*")
 DEPTH = 4
 """Classes up from a class that `derives_from` looks through."""
 

@@ -17,21 +17,22 @@ from pathlib import Path
 
 from generator.checks import severity_of
 from generator.model import Finding, Link
+from generator.patterns import lazy_pattern
 from generator.refs.extract import MarkdownLayout
 
 _INDEX_NAMES = ("index.md", "README.md")
 _MAX_SUGGESTIONS_PER_PAGE = 50
 # A footnote reference `[^label]`: not escaped, not the text of a link (`[^label](url)`,
 # `[^label][ref]`); a definition's own label is taken out by position (`footnote_findings`).
-_FOOTNOTE = re.compile(r"(?<!\\)\[\^(?P<label>[^\]\s]+)\](?![(\[])")
+_FOOTNOTE = lazy_pattern(r"(?<!\\)\[\^(?P<label>[^\]\s]+)\](?![(\[])")
 # A definition starts its line, indented or in a list item or a block quote (where it still
 # defines); `two reasons[^1]: speed` mid-line is a reference followed by a colon.
-_FOOTNOTE_DEFINITION = re.compile(
+_FOOTNOTE_DEFINITION = lazy_pattern(
     r"^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(?<!\\)\[\^(?P<label>[^\]\s]+)\]:", re.M
 )
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_HTML_COMMENT = lazy_pattern(r"<!--.*?-->", re.S)
 # A list item's first line: what makes the indented lines after it the item's text, not code.
-_LIST_ITEM = re.compile(r" {0,3}(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
+_LIST_ITEM = lazy_pattern(r" {0,3}(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 
 
 def link_target(link: Link, page_rel: str) -> str:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from generator.checks import severity_of
 from generator.model import CodeRef, Evidence, Finding, Fix, Quote, RefForm, ResolvedRef, Upstream
+from generator.patterns import lazy_pattern
 from generator.refs.quote import (
     CODE,
     ELSEWHERE,
@@ -80,8 +81,8 @@ _SEARCHED = {
 """What the quotes searched for in history, by `Prover._in_history`'s question, were."""
 _MAX_CANDIDATE_FILES = 20
 _MAX_LISTED = 4
-_TOKEN = re.compile(r"[^\s]{8,}")
-_BINARY = re.compile(r"[\x00-\x08\x0e-\x1f]")
+_TOKEN = lazy_pattern(r"[^\s]{8,}")
+_BINARY = lazy_pattern(r"[\x00-\x08\x0e-\x1f]")
 
 
 class SearchDeferred(Exception):
@@ -771,8 +772,8 @@ def _shows_other_code(
     )
 
 
-_DEFINES = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
-_HEADER_LINE = re.compile(r"\b(?:func|function|fn|def|sub|proc|fun)\b|\{[ \t]*$")
+_DEFINES = lazy_pattern(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
+_HEADER_LINE = lazy_pattern(r"\b(?:func|function|fn|def|sub|proc|fun)\b|\{[ \t]*$")
 """A line that opens a definition in a language whose definitions are not read."""
 
 

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple
 
+from generator.patterns import lazy_pattern
+
 SLACK = 3
 """Non-blank file lines that may lie between two consecutive quoted lines with no elision."""
 MATCH_RATIO = 0.8
@@ -50,7 +52,7 @@ _MAX_OCCURRENCES = 64
 _MAX_PAIRS = 6000
 
 _ELLIPSIS = ("...", "…")
-_ELISION_WORDS = re.compile(
+_ELISION_WORDS = lazy_pattern(
     r"^(?:\.\.\.|…|\(?(?:omitted|elided|snip(?:ped)?|truncated|more|etc\.?|rest|"
     r"省略|略|其余|其他|以下|此处省略)\b.*)",
     re.IGNORECASE,
@@ -75,7 +77,7 @@ _FILLERS = frozenset(
         } else { else {"""
     )
 )
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{4,}")
+_IDENTIFIER = lazy_pattern(r"[A-Za-z_][A-Za-z0-9_]{4,}")
 _KEYWORDS = frozenset(
     _words(
         """False await break class continue except finally global import lambda nonlocal raise
@@ -543,7 +545,7 @@ def _segments_from(
     return bisect.bisect_left(starts, end)
 
 
-_TRAILING_COMMA = re.compile(r",(?=[)\]}])")
+_TRAILING_COMMA = lazy_pattern(r",(?=[)\]}])")
 
 
 def compact(text: str, markers: tuple[str, ...]) -> str:

@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from generator.checks import severity_of
 from generator.files import shown_path
 from generator.model import CodeRef, Finding, Fix, Quote, RefForm, ResolvedRef, Upstream
+from generator.patterns import lazy_pattern
 from generator.refs import inheritance
 from generator.refs.extract.refs import CODE_EXTENSIONS, RefRecord
 from generator.refs.quote import FileIndex, is_strong, placements, prepare
@@ -41,8 +42,8 @@ from generator.upstream.manifest import ConfigError, Manifest
 
 log = logging.getLogger(__name__)
 
-_FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
-_HEX = re.compile(r"^[0-9a-f]{7,40}$")
+_FULL_SHA = lazy_pattern(r"^[0-9a-f]{40}$")
+_HEX = lazy_pattern(r"^[0-9a-f]{7,40}$")
 _MAX_LISTED = 8
 
 
@@ -1554,7 +1555,7 @@ def first_use(blob: BlobText, name: str, python: bool, written: str | None = Non
     return None
 
 
-_IMPORT = re.compile(
+_IMPORT = lazy_pattern(
     r"^[ \t]*(?:from[ \t]+(?P<module>[.\w]+)[ \t]+import[ \t]+(?P<names>\([^)]*\)?|[^#\n]*)"
     r"|import[ \t]+(?P<modules>[^#\n]*))",
     re.M,
@@ -1688,7 +1689,7 @@ def symbol_definitions(lines: tuple[str, ...], symbol: str) -> list[tuple[int, i
     return inside
 
 
-_DEFINITION_HEADER = re.compile(r"(?P<indent>[ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+")
+_DEFINITION_HEADER = lazy_pattern(r"(?P<indent>[ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -1751,9 +1752,9 @@ def names_of_lines(lines: tuple[str, ...], start: int, end: int) -> set[str]:
     return names
 
 
-_MODULE_ASSIGNMENT = re.compile(r"(?=[A-Za-z_][A-Za-z0-9_]*[ \t]*(?::[^=\n]*)?=[^=])")
+_MODULE_ASSIGNMENT = lazy_pattern(r"(?=[A-Za-z_][A-Za-z0-9_]*[ \t]*(?::[^=\n]*)?=[^=])")
 """A module-level assignment, matched empty before the name it binds."""
-_IDENTIFIER_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_IDENTIFIER_AT = lazy_pattern(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _is_word_character(character: str) -> bool:

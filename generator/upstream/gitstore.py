@@ -29,16 +29,18 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from generator.patterns import lazy_pattern
+
 if TYPE_CHECKING:
     import git
 
 log = logging.getLogger(__name__)
 
-_FULL_SHA = re.compile(r"[0-9a-f]{40}")
+_FULL_SHA = lazy_pattern(r"[0-9a-f]{40}")
 _PATHS_PER_LOG = 500
 """Paths per ``git log`` when looking for renames: well under any command-line length limit."""
-_SAFE_REVISION = re.compile(r"^[^\s\x00-\x1f\x7f~^:?*\[\\]+$")
-_ANCESTRY = re.compile(r"(?P<base>[^\s~^:]+)(?P<steps>(?:[~^]\d{0,6})+)")
+_SAFE_REVISION = lazy_pattern(r"^[^\s\x00-\x1f\x7f~^:?*\[\\]+$")
+_ANCESTRY = lazy_pattern(r"(?P<base>[^\s~^:]+)(?P<steps>(?:[~^]\d{0,6})+)")
 """A revision and the steps to one of its ancestors (``main~2``, ``v1.0^2``)."""
 _BINARY_PROBE = 8000  # git's own heuristic: a NUL byte in the first 8000 bytes
 
@@ -60,7 +62,7 @@ class TreeEntry:
         return self.mode == "120000"
 
 
-_TREE_RECORD = re.compile(rb"(\d+) ([^\x00]*)\x00(.{20})", re.DOTALL)
+_TREE_RECORD = lazy_pattern(rb"(\d+) ([^\x00]*)\x00(.{20})", re.DOTALL)
 """One entry of a tree object: its mode, name and binary SHA."""
 _KINDS = {"40000": "tree", "160000": "commit"}
 

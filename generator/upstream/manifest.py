@@ -19,7 +19,6 @@ Every problem is a `ConfigError` naming the file, line and key, and what to do a
 from __future__ import annotations
 
 import difflib
-import re
 import stat
 import string
 import unicodedata
@@ -33,12 +32,13 @@ import yaml
 
 from generator.files import atomic_write
 from generator.model import Upstream
+from generator.patterns import lazy_pattern
 from generator.yamlsafe import check_depth
 
 MANIFEST_NAME = "upstreams.yaml"
 DEFAULT_CACHE_DIR = ".cache/upstreams"
-_SHA = re.compile(r"^[0-9a-f]{40}$")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+_SHA = lazy_pattern(r"^[0-9a-f]{40}$")
+_NAME = lazy_pattern(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 _TOP_KEYS = ("cache_dir", "governance", "upstreams")
 GOVERNANCE_MODES = ("lenient", "strict")
 """``governance:``: ``lenient`` (the default) reports the lifecycle and learning-path findings of
@@ -51,7 +51,7 @@ _WEB_SCHEMES = ("http", "https")
 _URL_UNSAFE = frozenset("\"'<>\\`{}")
 """Characters with no place in a link a reader clicks (quotes and angle brackets end an HTML
 attribute or tag)."""
-_GITHUB_URL = re.compile(
+_GITHUB_URL = lazy_pattern(
     r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
     r"(?P<slug>[^/]+/[^/]+?)(?:\.git)?/?$"
 )

@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from generator.model import Evidence, Quote
+from generator.patterns import lazy_pattern
 from generator.refs.extract.links import extract_headings
 from generator.refs.extract.markdown import Fence, MarkdownLayout
 from generator.refs.extract.refs import KNOWN_EXTENSIONS, RefRecord
@@ -39,8 +40,10 @@ from generator.refs.quote import could_be_strong
 _MAX_CAPTION_LINES = 2
 _MAX_CAPTION_LENGTH = 160
 _MAX_NAMES = 8
-_DIAGRAM = re.compile(r"[\u2500-\u257f\u2190-\u21ff\u25b2\u25ba\u25bc\u25c4]|^\s*\+[-=]{2,}", re.M)
-_NAME = re.compile(
+_DIAGRAM = lazy_pattern(
+    r"[\u2500-\u257f\u2190-\u21ff\u25b2\u25ba\u25bc\u25c4]|^\s*\+[-=]{2,}", re.M
+)
+_NAME = lazy_pattern(
     r"^(?:(?:async\s+)?def\s+|class\s+)?"
     r"(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|->)[A-Za-z_][A-Za-z0-9_]*)*)"
     r"(?:\([^()]*\))?;?$"
@@ -68,11 +71,11 @@ _NOT_NAMES = frozenset(keyword.kwlist) | {
     "void",
     "auto",
 }
-_SENTENCE_END = re.compile(r"[。；;！？!?]|\.\s")
-_HEADING_CALL = re.compile(
+_SENTENCE_END = lazy_pattern(r"[。；;！？!?]|\.\s")
+_HEADING_CALL = lazy_pattern(
     r"(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)\("
 )
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_CODE_SPAN = lazy_pattern(r"`([^`\n]+)`")
 
 # Languages by family: a fence quotes a file when its language is the file's (or it has none).
 _FAMILIES: dict[str, str] = {}
@@ -384,7 +387,7 @@ def quoted_text(page: str, span: tuple[int, int], depth: int = 0) -> str:
     return text
 
 
-_QUOTE_MARKER = re.compile(r"[ \t]{0,3}>[ \t]?")
+_QUOTE_MARKER = lazy_pattern(r"[ \t]{0,3}>[ \t]?")
 
 
 def unquoted(line: str, depth: int) -> str:
@@ -397,7 +400,7 @@ def unquoted(line: str, depth: int) -> str:
     return line
 
 
-_COMMENT_START = re.compile(r"^\s*(?:#+|//+|--|%%|/\*+|\*)\s*")
+_COMMENT_START = lazy_pattern(r"^\s*(?:#+|//+|--|%%|/\*+|\*)\s*")
 
 
 def _only_reference(line: str, reference: str) -> bool:
@@ -409,8 +412,8 @@ def _only_reference(line: str, reference: str) -> bool:
     return len(rest) <= 40 and "=" not in rest
 
 
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s")
-_OUTPUT = re.compile(
+_LIST_ITEM = lazy_pattern(r"^\s*(?:[-*+]|\d{1,3}[.)])\s")
+_OUTPUT = lazy_pattern(
     r"""(?:(?:sample|example|expected|console|terminal|program|training|full|its|the)[ \t]+)*
     (?:output|logs?|traceback|stack[ \t]?trace|stdout|stderr|results?)
     |(?:running|run|calling|executing)[ \t]+(?:it|this|that|the[ \t]+\w+)[ \t]+
@@ -423,16 +426,16 @@ _OUTPUT = re.compile(
 """A caption that introduces what a program printed, not its code, as a whole (emphasis and
 a colon aside): ``Output:``, ``Running it prints:``, ``运行结果如下：``; not ``The function
 that builds the output:`` nor ``计算最终结果：``, which introduce code."""
-_OUTPUT_AFTER_REFERENCE = re.compile(
+_OUTPUT_AFTER_REFERENCE = lazy_pattern(
     r"(?:\b(?:prints|outputs|logs)|的?(?:输出|运行结果|日志)(?:如下)?)[ \t*_]*[:：][ \t*_]*$",
     re.IGNORECASE,
 )
 """How the line of a reference ends when the block after it is what running the code printed
 (``Running lib/x.py:10-20 prints:``, ``运行 lib/x.py:10-20 的输出如下：``)."""
-_OUTPUT_START = re.compile(r"[ \t]*(?:\$ |>>> |Traceback \(most recent call last\)|In \[\d*\]:)")
+_OUTPUT_START = lazy_pattern(r"[ \t]*(?:\$ |>>> |Traceback \(most recent call last\)|In \[\d*\]:)")
 """How a block of a session's output starts, in any language: a shell or Python prompt, a
 traceback."""
-_PROPOSAL = re.compile(
+_PROPOSAL = lazy_pattern(
     r"\b(?:fix(?:ed)?|suggest(?:ed|ion)?|proposed?|instead|should|could|patch|diff|after|"
     r"rewrite|replace(?:ment)?|better|alternative)\b|建议|修复|改为|改成|应该|可以改|替换|修改后|优化后",
     re.IGNORECASE,
@@ -500,14 +503,14 @@ def _captioned_below(
 _CAPTION_ROOM = 60
 """Characters besides its reference a caption's line has at most (`_is_caption` allows 40 of
 words, and markers and white space come on top)."""
-_BACK = re.compile(
+_BACK = lazy_pattern(
     r"(?:that|this|these|those)[ \t]+(?:is|are|shows?)[ \t]+(?:the[ \t]+)?(?:`|in\b|at\b|from\b|$)"
     r"|(?:the[ \t]+)?(?:snippet|code|block|listing|excerpt)[ \t]+above\b"
     r"|(?:以上|上面|上述)(?:的)?(?:代码|片段|实现)",
     re.IGNORECASE,
 )
 """Words that start a caption saying the block above is what it cites."""
-_CAPTION_WORD = re.compile(
+_CAPTION_WORD = lazy_pattern(
     r"(?:source|src|from|see|file|code|defined[ \t]+in|cf\.?|via)(?:[ \t]+(?:in|at|from))?"
     r"|见|出自|来自|来源|出处|源码|代码|摘自|引自|参见",
     re.IGNORECASE,
@@ -535,7 +538,7 @@ def _caption_only(layout: MarkdownLayout, line: int, record: RefRecord) -> bool:
     return _is_caption(layout, line, reference)
 
 
-_PHRASE_WORDS = re.compile(r"第|行|\b(?:[Ll]ines?|of|in|at)\b")
+_PHRASE_WORDS = lazy_pattern(r"第|行|\b(?:[Ll]ines?|of|in|at)\b")
 """The words of a lines phrase (``见 x.py 第 30-31 行``, ``lines 30-31 of x.py``), which a
 caption holding one has besides its caption's word."""
 
@@ -656,7 +659,7 @@ def _names(
     return found
 
 
-_OPENING = re.compile(r"[\s>*_+-]*(?:\d{1,3}[.)]\s*)?(?:(?:The|the|Its|its)\s+)?")
+_OPENING = lazy_pattern(r"[\s>*_+-]*(?:\d{1,3}[.)]\s*)?(?:(?:The|the|Its|its)\s+)?")
 """What may come before the code span a sentence opens with: a list item's or a block
 quote's marker, emphasis, an article (a table row's ``|`` may not: its cells are no
 sentence)."""

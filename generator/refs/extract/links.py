@@ -11,18 +11,19 @@ import re
 from urllib.parse import unquote
 
 from generator.model import Heading, Link
+from generator.patterns import lazy_pattern
 from generator.refs.extract.markdown import MarkdownLayout
 from generator.refs.slugs import Slugger
 
-_ATX = re.compile(
+_ATX = lazy_pattern(
     r"^ {0,3}(?P<marks>#{1,6})(?:[ \t]+(?P<text>[^\n]*?))?(?:[ \t]+#+)?[ \t]*\r?$", re.M
 )
-_SETEXT_UNDERLINE = re.compile(r"^ {0,3}(?P<marks>=+|-+)[ \t]*\r?$", re.M)
-_ATTR_ID = re.compile(r"[ \t]*\{:?[ \t]*[^}]*?#(?P<id>[^\s}]+)[^}]*\}[ \t]*$")
-_HTML_ID = re.compile(r"""<[A-Za-z][^>]*?\s(?:id|name)\s*=\s*["'](?P<id>[^"']+)["']""")
+_SETEXT_UNDERLINE = lazy_pattern(r"^ {0,3}(?P<marks>=+|-+)[ \t]*\r?$", re.M)
+_ATTR_ID = lazy_pattern(r"[ \t]*\{:?[ \t]*[^}]*?#(?P<id>[^\s}]+)[^}]*\}[ \t]*$")
+_HTML_ID = lazy_pattern(r"""<[A-Za-z][^>]*?\s(?:id|name)\s*=\s*["'](?P<id>[^"']+)["']""")
 # Starts with a literal '[' so the regex engine can skip ahead to candidates; a '!' just before
 # the bracket makes it an image.
-_INLINE_LINK = re.compile(
+_INLINE_LINK = lazy_pattern(
     r"""
     \[(?P<label>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]
     \(\s*(?P<target><[^>\n]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)
@@ -30,16 +31,16 @@ _INLINE_LINK = re.compile(
     """,
     re.VERBOSE,
 )
-_REFERENCE_DEFINITION = re.compile(
+_REFERENCE_DEFINITION = lazy_pattern(
     r"^ {0,3}\[(?P<label>[^\]\n]+)\]:[ \t]*(?P<target><[^>\n]*>|\S+)", re.M
 )
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
-_CODE = re.compile(r"(`+)(.+?)\1")
-_LINK_TEXT = re.compile(r"!?\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\([^)]*\)")
-_REF_LINK_TEXT = re.compile(r"!?\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\[[^\]]*\]")
-_HTML_TAG = re.compile(r"<[^>]+>")
-_STRONG_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])__(?=\S)(.+?)(?<=\S)__(?![A-Za-z0-9])")
-_EM_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![A-Za-z0-9_])")
+_SCHEME = lazy_pattern(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+_CODE = lazy_pattern(r"(`+)(.+?)\1")
+_LINK_TEXT = lazy_pattern(r"!?\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\([^)]*\)")
+_REF_LINK_TEXT = lazy_pattern(r"!?\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\[[^\]]*\]")
+_HTML_TAG = lazy_pattern(r"<[^>]+>")
+_STRONG_UNDERSCORE = lazy_pattern(r"(?<![A-Za-z0-9])__(?=\S)(.+?)(?<=\S)__(?![A-Za-z0-9])")
+_EM_UNDERSCORE = lazy_pattern(r"(?<![A-Za-z0-9_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![A-Za-z0-9_])")
 
 
 def heading_text(markdown: str) -> str:

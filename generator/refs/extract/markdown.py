@@ -16,13 +16,15 @@ from functools import cached_property
 from itertools import accumulate, chain
 from typing import Any, NamedTuple
 
+from generator.patterns import lazy_pattern
+
 # A fence line: optional indentation and blockquote markers, then ``` or ~~~ (3 or more).
-_FENCE_LINE = re.compile(
+_FENCE_LINE = lazy_pattern(
     r"^[ \t]*(?:>[ \t]?)*(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)$", re.MULTILINE
 )
 # The leading lookahead lets the regex engine skip to the next backtick instead of trying every
 # position.
-_CODE_SPAN = re.compile(r"(?=`)(?<!`)(?P<ticks>`+)(?!`)(?P<code>[^\n]+?)(?<!`)(?P=ticks)(?!`)")
+_CODE_SPAN = lazy_pattern(r"(?=`)(?<!`)(?P<ticks>`+)(?!`)(?P<code>[^\n]+?)(?<!`)(?P=ticks)(?!`)")
 # Functions over many items at C speed, for map(): no Python-level call per item.
 _MATCH_START = re.Match.start
 _MATCH_END = re.Match.end
@@ -168,7 +170,7 @@ class MarkdownLayout:
         return "".join(chain.from_iterable(zip(kept, blanked, strict=True))) + text[ends[-1] :]
 
 
-_NOT_LINE_BREAK = re.compile(r"[^\r\n]+")
+_NOT_LINE_BREAK = lazy_pattern(r"[^\r\n]+")
 
 
 def _blank(segment: str) -> str:

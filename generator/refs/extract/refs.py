@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from generator.model import CodeRef, RefForm
+from generator.patterns import lazy_pattern
 from generator.refs.extract.markdown import Fence, MarkdownLayout
 
 # Extensions recognised on a bare file name (a path with a directory may have any extension).
@@ -137,7 +138,7 @@ _PATH_CHARS = r"A-Za-z0-9_.+\-"
 # prose, so scanning for it and then walking back over the path is much cheaper than trying a
 # path match at every character. The range is ``[:：]L?12`` or ``#L12``, written here to start
 # with a character set, which the regex engine scans for fast.
-_RANGE_AT = re.compile(
+_RANGE_AT = lazy_pattern(
     r"""
     [:：\#](?:(?<=\#)L(?P<hstart>\d+)|(?<!\#)L?(?P<start>\d+))(?:C\d+)?
     (?:[-–—~～〜]L?(?P<end>\d+)(?:C\d+)?)?
@@ -146,17 +147,17 @@ _RANGE_AT = re.compile(
     """,
     re.VERBOSE,
 )
-_PATH_BACKWARDS = re.compile(rf"[{_PATH_CHARS}/~]+")
-_PATH_SHAPE = re.compile(rf"(?:~?/)?(?:[{_PATH_CHARS}]+/)*[{_PATH_CHARS}]+")
+_PATH_BACKWARDS = lazy_pattern(rf"[{_PATH_CHARS}/~]+")
+_PATH_SHAPE = lazy_pattern(rf"(?:~?/)?(?:[{_PATH_CHARS}]+/)*[{_PATH_CHARS}]+")
 # Path characters are ASCII, so that prose running into a path (`在slime/x.py:10中`) stays out of
 # it. The directories of an absolute local path may still be named in any script
 # (`/Users/张三/src/slime/x.py`): its file is in a clone, whose own part of the path is ASCII.
-_LOCAL_PATH_SHAPE = re.compile(rf"~?/(?:[\w.+\-]+/)+[{_PATH_CHARS}]+")
-_LOCAL_RUN_BACKWARDS = re.compile(r"[\w.+\-~/]+")
+_LOCAL_PATH_SHAPE = lazy_pattern(rf"~?/(?:[\w.+\-]+/)+[{_PATH_CHARS}]+")
+_LOCAL_RUN_BACKWARDS = lazy_pattern(r"[\w.+\-~/]+")
 _TOKEN_BEFORE = frozenset("@\\$%")
 _LOOKBACK = 1024
-_URL = re.compile(r"""(?:https?://|www\.)[^\s<>"'`)\]）】，。]+""")
-_PERMALINK = re.compile(
+_URL = lazy_pattern(r"""(?:https?://|www\.)[^\s<>"'`)\]）】，。]+""")
+_PERMALINK = lazy_pattern(
     r"""
     ^(?P<host>https?://[^/\s]+)/(?P<owner>[^/\s]+)/(?P<repo>[^/\s]+)
     /(?P<kind>blob|tree|blame)/(?P<rest>[^\s#?]+)
@@ -165,17 +166,17 @@ _PERMALINK = re.compile(
     """,
     re.VERBOSE,
 )
-_EXTENSION = re.compile(r"\.([A-Za-z][A-Za-z0-9+]*)$")
-_SYMBOL = re.compile(
+_EXTENSION = lazy_pattern(r"\.([A-Za-z][A-Za-z0-9+]*)$")
+_SYMBOL = lazy_pattern(
     r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)(?:\([^()]*\))?$"
 )
-_NUMERIC = re.compile(r"[\d.]+")
+_NUMERIC = lazy_pattern(r"[\d.]+")
 _COMMENT_MARKERS = ("#", "//", "--", "%%", "/*")
 _MAX_SYMBOL_GAP = 12
 _GAP_STOPPERS = frozenset(".。;；!?！？")
 # Longer gaps that still say where the symbol is: "`f()` is defined in x.py:3", "the `A.f`
 # method lives in x.py:3".
-_SAYS_WHERE = re.compile(
+_SAYS_WHERE = lazy_pattern(
     r"[ \t]*(?:(?:the|its|method|function|class|is|are|was|defined|implemented|declared|"
     r"lives|located|found|written|in|at|see)[ \t]+)+",
     re.IGNORECASE,
@@ -362,7 +363,7 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
     return records
 
 
-_WINDOWS_PATH = re.compile(r"""(?<![A-Za-z0-9_])[A-Za-z]:\\[^\s`'"<>|*?:()（）\[\]]+""")
+_WINDOWS_PATH = lazy_pattern(r"""(?<![A-Za-z0-9_])[A-Za-z]:\\[^\s`'"<>|*?:()（）\[\]]+""")
 """A Windows path from its drive (``C:\\Users\\bob\\src\\x.py``), up to the colon before its
 lines."""
 
@@ -402,7 +403,7 @@ def _local_root_start(body: str, reversed_body: str | None, begin: int, lowest: 
     return begin if body[start:begin].isascii() else start
 
 
-_GLUED_ROOT = re.compile(rf"[^\x00-\x7f]/[{_PATH_CHARS}]+/")
+_GLUED_ROOT = lazy_pattern(rf"[^\x00-\x7f]/[{_PATH_CHARS}]+/")
 """Prose in another script running into an absolute path's first directory (``在/home/``)."""
 
 
@@ -624,7 +625,7 @@ def _whole_file_records(
     return records
 
 
-_WINDOWS_DRIVE = re.compile(r"[A-Za-z]:/")
+_WINDOWS_DRIVE = lazy_pattern(r"[A-Za-z]:/")
 
 
 def _ends_under(path: str, prefixes: tuple[str, ...]) -> bool:
@@ -709,7 +710,7 @@ def _symbol_on_line(
     return None
 
 
-_DIAGRAM_NAME = re.compile(
+_DIAGRAM_NAME = lazy_pattern(
     r"(?<![\w.])(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?P<call>\(\))?"
     r"[ \t]*[(（]?[ \t]*$"
 )
@@ -728,7 +729,7 @@ def _diagram_symbol(text: str, line_start: int, begin: int) -> str | None:
     return _symbol_in(name + (match["call"] or ""))
 
 
-_REFS_JOINED = re.compile(r"[`\s*_]*(?:[,，、]|and|和|与|及|, and)[`\s*_]*")
+_REFS_JOINED = lazy_pattern(r"[`\s*_]*(?:[,，、]|and|和|与|及|, and)[`\s*_]*")
 """What joins references listed one after another (`` `x.py:3`, and `y.py:7` ``)."""
 
 
@@ -780,7 +781,7 @@ def _with_symbol(record: RefRecord, symbol: str | None) -> RefRecord:
     return (*record[:7], symbol, *record[8:])  # type: ignore[return-value]
 
 
-_NAMES_JOINED = re.compile(r"[ \t]*(?:[,，、&]|and|or|和|与|及)[ \t]*|[ \t]*,[ \t]*and[ \t]+")
+_NAMES_JOINED = lazy_pattern(r"[ \t]*(?:[,，、&]|and|or|和|与|及)[ \t]*|[ \t]*,[ \t]*and[ \t]+")
 
 
 def _names_listed_before(layout: MarkdownLayout, begin: int, line_start: int) -> list[str]:
@@ -833,13 +834,13 @@ def _symbol_in(code: str) -> str | None:
 # -- references written apart from their path, or without lines -------------------------------
 
 _LIST_SEPARATORS = frozenset(",，、")
-_LISTED = re.compile(
+_LISTED = lazy_pattern(
     r"""[ \t]*[,，、][ \t]*(?:L|\#L)?(?P<start>\d{1,9})
     (?:[ \t]*[-–—~～〜][ \t]*L?(?P<end>\d{1,9}))?""",
     re.VERBOSE,
 )
 # What may follow the last number of a list of lines: not a word, a time or a version.
-_LIST_END = re.compile(
+_LIST_END = lazy_pattern(
     r"""[ \t]*(?:$|[)）\]】`,，;；。、(（]|\.(?!\d)|(?<=[ \t])(?:[^\x00-\x7f]|(?:and|or|&)\b))""",
     re.MULTILINE,
 )
@@ -899,7 +900,7 @@ def _apart(
             in_code_block, style)  # fmt: skip
 
 
-_DIAGRAM_CHARACTERS = re.compile(r"[\u2500-\u257f\u2190-\u21ff\u25b2\u25ba\u25bc\u25c4]")
+_DIAGRAM_CHARACTERS = lazy_pattern(r"[\u2500-\u257f\u2190-\u21ff\u25b2\u25ba\u25bc\u25c4]")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -925,19 +926,19 @@ CODE_EXTENSIONS = frozenset(
 )
 # ``x.py:symbol()`` and ``x.py::Class.method``: found from the separator, the path read
 # backwards from it (as for ranges).
-_SYMBOL_AFTER = re.compile(
+_SYMBOL_AFTER = lazy_pattern(
     r"""[:：]:?(?P<symbol>[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*)
     (?P<call>\(\))?(?![A-Za-z0-9_(/.:\-])""",
     re.VERBOSE,
 )
-_RANGE_CELL = re.compile(
+_RANGE_CELL = lazy_pattern(
     r"""\|(?P<cell>[ \t]*`?\#?L?(?P<start>\d{1,9})
     (?:[ \t]*[-–—~～〜][ \t]*L?(?P<end>\d{1,9}))?`?[ \t]*)(?=\|)""",
     re.VERBOSE,
 )
 # This pattern and `_L_LINES` begin with the letter they need and look behind it afterwards: a
 # pattern that begins with a look-behind is tried at every character of a page, ten times slower.
-_PHRASE_EN = re.compile(
+_PHRASE_EN = lazy_pattern(
     r"""[Ll](?:(?<![A-Za-z].)ines?(?:[*_]*[ \t]*[:：][*_]*)?|(?<=l)(?<!\w.)l\.)
     [ \t]*L?(?P<start>\d{1,9})
     (?:[ \t]*(?P<to>[-–—~～〜]|to|through|and)[ \t]*L?(?P<end>\d{1,9}))?
@@ -945,46 +946,48 @@ _PHRASE_EN = re.compile(
     re.VERBOSE,
 )
 # Chinese ones end at 行: matched backwards from it, in the text just before.
-_PHRASE_ZH = re.compile(
+_PHRASE_ZH = lazy_pattern(
     r"""(?:第[ \t]*(?P<start>\d{1,9})
     (?:[ \t]*行?[ \t]*[-–—~～〜至到][ \t]*第?[ \t]*(?P<end>\d{1,9}))?
     |(?<![\d.:])(?P<rstart>\d{1,9})(?:[ \t]*[-–—~～〜][ \t]*(?P<rend>\d{1,9}))?)[ \t]*行$""",
     re.VERBOSE,
 )
-_LINES_LABEL_ZH = re.compile(
+_LINES_LABEL_ZH = lazy_pattern(
     r"行号[*_]*[ \t]*[:：][*_]*[ \t]*(?P<start>\d{1,9})"
     r"(?:[ \t]*[-–—~～〜至到][ \t]*(?P<end>\d{1,9}))?(?![\d:.]\d)"
 )
 # GitHub's way of writing lines, right after the path (`_L_LINES_GAP`): "trainer.py (L36-L43)",
 # "trainer.py L36-43.": a range, from line 1 on, of a code file (`_right_after_path`); one line
 # alone is no citation, as L2 is a norm and L1-L3 caches are named so.
-_L_LINES = re.compile(
+_L_LINES = lazy_pattern(
     r"""L(?<![\w.#:/\-]L)(?P<start>[1-9]\d{0,8})[ \t]*[-–—~～〜][ \t]*L?(?P<end>\d{1,9})
     (?!\w|\.\d|[ \t]*[-–—~～〜:][ \t]*L?\d)""",
     re.VERBOSE,
 )
-_L_LINES_GAP = re.compile(r"[`*_]*(?:[ \t]*[,，:：]?[ \t]+|[ \t]*(?P<bracket>[(（])[ \t]*)")
+_L_LINES_GAP = lazy_pattern(r"[`*_]*(?:[ \t]*[,，:：]?[ \t]+|[ \t]*(?P<bracket>[(（])[ \t]*)")
 """All that may stand between a path and its ``L`` lines: they are no phrase to find a path
 in, and a path further off is no sign that ``L36`` means lines."""
-_L_LINES_END = re.compile(r"[ \t]*(?:[)）]|[.,;:。，；：](?!\w)|$)", re.MULTILINE)
+_L_LINES_END = lazy_pattern(r"[ \t]*(?:[)）]|[.,;:。，；：](?!\w)|$)", re.MULTILINE)
 """What follows ``L`` lines that cite: a bracket closing, or the end of the clause (``L1-L2
 regularization`` names a norm)."""
 # "lines 9-14 of `x.py`": the path after the phrase, joined to it by a preposition.
-_PATH_AFTER = re.compile(
+_PATH_AFTER = lazy_pattern(
     r"[ \t]+(?:of|in|from)[ \t]+(?P<tick>`?)(?P<path>[^\s`,;()（）【】，。；：、]+)(?P=tick)"
 )
 # "（第 31-37 行）在 toy/data.py 里": the path after the phrase, said to hold the lines.
-_PATH_AFTER_ZH = re.compile(
+_PATH_AFTER_ZH = lazy_pattern(
     r"[ \t]*行?[ \t]*[)）]?[ \t]*(?:在|位于)[ \t]*(?P<tick>`?)(?P<path>[^\s`,;()（）]+)(?P=tick)"
     r"[ \t]*(?:里|中|内)"
 )
 # "第 23 至 29 行（config.py）", "lines 9-14 (`x.py`)": the path in brackets right after.
-_PATH_IN_BRACKETS = re.compile(
+_PATH_IN_BRACKETS = lazy_pattern(
     r"[ \t]*行?[ \t]*[(（][ \t]*(?P<tick>`?)(?P<path>[^\s`,;()（）]+)(?P=tick)[ \t]*[)）]"
 )
 _PHRASE_GAP = 48
 """Characters that may separate a path from the lines phrase about it (``x.py` 中 `f()` 的第``)."""
-_FILE_TOKEN = re.compile(r"(?:~?/)?(?:[A-Za-z0-9_.+\-]+/)*[A-Za-z0-9_.+\-]+\.[A-Za-z][A-Za-z0-9+]*")
+_FILE_TOKEN = lazy_pattern(
+    r"(?:~?/)?(?:[A-Za-z0-9_.+\-]+/)*[A-Za-z0-9_.+\-]+\.[A-Za-z][A-Za-z0-9+]*"
+)
 
 
 def _split_records(
@@ -1015,7 +1018,7 @@ def _split_records(
     return records, consumed
 
 
-_LINES_AFTER_CODE_SPAN = re.compile(
+_LINES_AFTER_CODE_SPAN = lazy_pattern(
     r"""`(?P<path>[^`\s]+)`[:：](?P<start>\d{1,9})(?:[-–—~～〜](?P<end>\d{1,9}))?
     (?![A-Za-z0-9]|\.\d|[:：]\d|[-–—~～〜]\d)""",
     re.VERBOSE,
@@ -1158,7 +1161,7 @@ def _table_records(
     return records
 
 
-_SYMBOL_HEADER = re.compile(
+_SYMBOL_HEADER = lazy_pattern(
     r"symbol|function|method|class|name|def|api|函数|方法|类|符号|名称|接口", re.IGNORECASE
 )
 
@@ -1199,13 +1202,13 @@ def _name_cell_before(
     return None
 
 
-_NAMES_HEADER = re.compile(
+_NAMES_HEADER = lazy_pattern(
     r"(?:symbol|function|method|class|name|api)s?|(?:函数|方法|类|符号|接口)(?:名|名称)?|名称",
     re.IGNORECASE,
 )
 """A header naming a column of names, as a whole (`Function`, `函数名`; not `Classification`,
 `数据类型`)."""
-_LOOKS_LIKE_CODE = re.compile(r"`|\(\)|[A-Za-z0-9]_|[A-Za-z]\.[A-Za-z]|[a-z][A-Z]")
+_LOOKS_LIKE_CODE = lazy_pattern(r"`|\(\)|[A-Za-z0-9]_|[A-Za-z]\.[A-Za-z]|[a-z][A-Z]")
 """A cell written as code: a code span, a call, an underscore, a dot or camelCase."""
 
 
@@ -1349,7 +1352,7 @@ def _phrase_records(
 _NAME = r"(?:(?:the|its|their|a|an)[ \t]+)?(?:`[^`\n]+`|[A-Za-z_]\w*(?:\(\))?)"
 """A name a lines phrase may have beside it in a sentence (``compute``, ``its return``,
 ``the `f()```)."""
-_CHAIN_GAP = re.compile(
+_CHAIN_GAP = lazy_pattern(
     rf"""[ \t]*(?:行[ \t]*(?:是|为)?)?[ \t]*{_NAME}?[ \t]*[)）]?[ \t]*  # 行是 `f`, or (lines 5-9)
     (?:,|，|、|and|&|以及|和|及)[ \t]*(?:and[ \t]+)?               # a conjunction
     {_NAME}?[ \t]*(?:在|位于)?[ \t]*[(（]?[ \t]*(?:[Ll]ines?|ll\.|第)?[ \t]*""",
@@ -1371,25 +1374,25 @@ def _continues(body: str, finish: int, begin: int) -> bool:
     )
 
 
-_NAME_RIGHT_BEFORE = re.compile(
+_NAME_RIGHT_BEFORE = lazy_pattern(
     r"`([^`\n]+)`[ \t]*[(（]?[ \t]*(?:[Ll]ines?|ll\.|(?:在|位于|见|于)?[ \t]*第)?[ \t]*$"
 )
 """A code span right before a lines phrase (``g()` (lines``), whose name the lines cite."""
 
 
-_NAME_BEFORE_PATH = re.compile(
+_NAME_BEFORE_PATH = lazy_pattern(
     r"`([^`\n]+)`[ \t]*(?:[(（][ \t]*|(?:在|位于|见|于)[ \t]*|"
     r"(?:(?:is|are|lives|defined|implemented|declared|located|found|in|at|see)[ \t]+)+)?$"
 )
 """A code span right before the path of a lines phrase (`` `X`（x.py 第 5-9 行）``, `` `X` 在
 x.py 第 5-9 行``, `` `X` is defined in x.py, lines 5-9``), whose name the lines cite."""
-_NAME_BEFORE_LINES = re.compile(
+_NAME_BEFORE_LINES = lazy_pattern(
     r"`([^`\n]+)`[ \t]*(?:[(（][ \t]*|(?:(?:is|are|lives|sits|spans|covers|at|in|on)[ \t]+)+)?"
     r"(?:[Ll]ines?|ll\.)[ \t]*$"
 )
 """A code span right before a lines phrase whose path comes after (`` `X` is at lines 5-9 of
 x.py``)."""
-_NAME_AFTER_PHRASE = re.compile(r"[ \t]+(?:holds?|contains?|defines?)[ \t]+`([^`\n]+)`")
+_NAME_AFTER_PHRASE = lazy_pattern(r"[ \t]+(?:holds?|contains?|defines?)[ \t]+`([^`\n]+)`")
 """A code span the lines are said to hold after the phrase (``lines 5-9 of x.py hold `X```)."""
 
 
@@ -1435,12 +1438,12 @@ _NAME_REACH = 300
 would otherwise be searched from its start for each)."""
 
 
-_LISTED_BEFORE = re.compile(
+_LISTED_BEFORE = lazy_pattern(
     r"""第[ \t]*(?P<items>\d{1,9}(?:[ \t]*[-–—~～〜至到][ \t]*\d{1,9})?
     (?:[ \t]*[、,，][ \t]*\d{1,9}(?:[ \t]*[-–—~～〜至到][ \t]*\d{1,9})?)*)[ \t]*[、,，][ \t]*$""",
     re.VERBOSE,
 )
-_LISTED_ITEM = re.compile(r"(?P<start>\d{1,9})(?:[ \t]*[-–—~～〜至到][ \t]*(?P<end>\d{1,9}))?")
+_LISTED_ITEM = lazy_pattern(r"(?P<start>\d{1,9})(?:[ \t]*[-–—~～〜至到][ \t]*(?P<end>\d{1,9}))?")
 
 
 def _listed_before(body: str, lines: _Lines, lowest: int) -> list[_Lines]:
@@ -1477,13 +1480,13 @@ def _lines_of(
     return _Lines(begin, finish, start, end, begin, finish, right_after_path)
 
 
-_MORE_LINES = re.compile(
+_MORE_LINES = lazy_pattern(
     r"""[ \t]*(?:,[ \t]*(?:(?:and|or)[ \t]+)?|(?:and|or)[ \t]+|&[ \t]*)(?P<start>\d{1,9})
     (?:[ \t]*[-–—~～〜][ \t]*(?P<end>\d{1,9}))?(?![\d:.]\d)""",
     re.VERBOSE,
 )
 """A further range of an English lines phrase: ``lines 5-9, 12-16 and 20`` (or ``or 20``)."""
-_LIST_CLOSED = re.compile(r"[ \t]*[)）]")
+_LIST_CLOSED = lazy_pattern(r"[ \t]*[)）]")
 
 
 def _listed_lines(body: str, match: re.Match[str]) -> list[_Lines]:
@@ -1558,7 +1561,7 @@ def _is_file_token(text: str) -> bool:
     )
 
 
-_PHRASE_STOP = re.compile(r"[。；;！？!?]|\.\s|\d")
+_PHRASE_STOP = lazy_pattern(r"[。；;！？!?]|\.\s|\d")
 
 
 def _symbol_between(between: str) -> str | None:

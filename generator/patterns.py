@@ -31,6 +31,9 @@ class _LazyPattern:
         self._compiled: re.Pattern[Any] | None = None
 
     def __getattr__(self, name: str) -> Any:
+        # A slot not set yet (in a copy) or a private name is not the pattern's to give.
+        if name.startswith("_"):
+            raise AttributeError(name)
         compiled = self._compiled
         if compiled is None:
             compiled = self._compiled = re.compile(self._pattern, self._flags)

@@ -39,3 +39,34 @@ def test_a_lazy_pattern_held_elsewhere_still_works() -> None:
     assert held[0].search("see a.py:12").groups() == ("a", "12")
     assert held[0].pattern == r"(\w+)\.py:(\d+)"
     assert held[0].sub("X", "b.py:3 and c.py:4") == "X and X"
+
+
+def test_a_copy_of_a_lazy_pattern_unused_yet_still_works() -> None:
+    """`copy` makes the object without its slots: asking for one must not loop forever."""
+    import copy
+
+    pattern = lazy_pattern(r"\d+")
+    assert copy.copy(pattern).findall("a1b22") == ["1", "22"]
+
+
+def test_every_lazy_pattern_of_the_package_compiles() -> None:
+    """A pattern compiles when first used, perhaps deep in a run or in a forked process: each
+    one of the package's is compiled here, so that a mistake in one fails a test, not a run."""
+    import importlib
+    import pkgutil
+
+    import generator
+    from generator.patterns import _LazyPattern
+
+    patterns = 0
+    for info in pkgutil.walk_packages(generator.__path__, "generator."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for name, value in list(vars(module).items()):
+            if isinstance(value, _LazyPattern):
+                assert isinstance(value.pattern, (str, bytes)), f"{info.name}.{name}"
+            if isinstance(vars(module)[name], re.Pattern):
+                patterns += 1
+            assert not isinstance(vars(module)[name], _LazyPattern), f"{info.name}.{name}"
+    assert patterns >= 100, "the package's patterns, compiled now or by earlier tests"

@@ -202,7 +202,10 @@ MOVED = (
 )
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.skipif(
+    not Path(f"/proc/self/task/{os.getpid()}/children").is_file(),
+    reason="needs Linux's /proc with each task's children",
+)
 def test_a_closed_verifier_ends_its_git_processes_and_keeps_what_it_read(
     kb: KB, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -137,6 +137,7 @@ def run_verify(args: argparse.Namespace) -> int:
             progress.show(f"verifying pages: {done}/{total}")
 
     def run() -> Report:
+        _LAST_RUN.clear()  # (a second run, after --fix, need not hold the first one's reads)
         try:
             verifier, files = open_verifier(
                 args.paths,

@@ -102,6 +102,24 @@ def test_links_outside_code_only_and_external_skipped():
     ]
 
 
+@pytest.mark.parametrize(
+    ("markdown", "targets"),
+    [
+        ("[a](https://github.com/o/r/blob/x/a.py#L1) and [b](http://e.com/b.md)", []),
+        ("[a](https://e.com/a) then [b](b.md)", ["b.md"]),
+        ("[a [b](https://e.com/b) c](c.md)", ["c.md"]),
+        ("[a]( b.md) and [c](https://e.com/c)", ["b.md"]),
+        ("[a](<https://e.com/a>) [b](<b.md>)", ["b.md"]),
+        ("`[a](a.md)` [b](https://e.com/b)", []),
+    ],
+)
+def test_a_page_s_links_into_the_site_are_found_beside_web_links(markdown, targets):
+    """Pages whose links all lead to the web are settled without blanking their code; a page
+    with one link into the site among them, however written, still has it found."""
+    links = extract_links(scan(markdown + "\n"), "p.md")
+    assert [link.target_path for link in links] == targets
+
+
 def test_link_checks_on_files(kb):
     repo = kb.new_upstream("u")
     sha = repo.commit({"u/a.py": "x = 1\n"}, "init")

@@ -112,12 +112,24 @@ def extract_anchors(layout: MarkdownLayout, headings: list[Heading] | None = Non
     return anchors
 
 
+def _only_web_targets(text: str) -> bool:
+    """Whether every "](" of the text goes on with a web address: then every inline link the
+    page may hold leads out of the site, and the page's prose need not be made to find them
+    (pages that cite code by permalinks only, the most common kind)."""
+    at = text.find("](")
+    while at != -1:
+        if not text.startswith(("http://", "https://"), at + 2):
+            return False
+        at = text.find("](", at + 2)
+    return True
+
+
 def extract_links(layout: MarkdownLayout, page: str) -> list[Link]:
     """Links and images whose target is a file or anchor of the site (not an external URL)."""
     # An inline link has "](" and a reference definition "]:"; blanking code only turns text into
     # spaces, so prose has them only where the text does.
     inline, definitions = "](" in layout.text, "]:" in layout.text
-    if not inline and not definitions:
+    if not definitions and (not inline or _only_web_targets(layout.text)):
         return []
     prose = layout.prose
     links = []

@@ -265,7 +265,8 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
             pieces.append(text[cursor:])
             body = "".join(pieces)
 
-    if ":\\" in body:
+    # (A search for one character is ten times as fast as for two: the rare one goes first.)
+    if "\\" in body and ":\\" in body:
         body = _WINDOWS_PATH.sub(_with_slashes, body)
     line_starts = layout.line_starts
     fences = bool(layout.fences)
@@ -1011,7 +1012,7 @@ def _split_records(
         records.extend(_table_records(layout, body, taken, consumed))
     if "行" in text or "ine" in text or "ll." in text or "L" in text:
         records.extend(_phrase_records(layout, body, taken, consumed))
-    if "`:" in text or "`：" in text:
+    if "`:" in text or ("：" in text and "`：" in text):
         records.extend(_after_code_span_records(layout, body, taken, consumed))
     if ":" in text or "：" in text:
         reversed_body = None
@@ -1264,7 +1265,7 @@ def _phrase_records(
     if "L" in body:
         for match in _L_LINES.finditer(body, start_at):
             found.append(_lines_of(match, match.start(), right_after_path=True))
-    if "行号" in body:  # a label: "**文件**: `x.py` **行号**: 36-43"
+    if "号" in body and "行号" in body:  # a label: "**文件**: `x.py` **行号**: 36-43"
         for match in _LINES_LABEL_ZH.finditer(body, start_at):
             found.append(_lines_of(match, match.start("start")))
     position = body.find("行", start_at)

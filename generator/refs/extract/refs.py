@@ -1010,7 +1010,7 @@ def _split_records(
     taken = {(record[0], record[1]) for record in found}
     if "|" in text:
         records.extend(_table_records(layout, body, taken, consumed))
-    if "行" in text or "ine" in text or "ll." in text or "L" in text:
+    if "L" in text or "行" in text or "ine" in text or "ll." in text:  # (one character first)
         records.extend(_phrase_records(layout, body, taken, consumed))
     if "`:" in text or ("：" in text and "`：" in text):
         records.extend(_after_code_span_records(layout, body, taken, consumed))

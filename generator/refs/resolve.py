@@ -1517,13 +1517,13 @@ def _is_project_file_name(name: str) -> bool:
     return not (stem and dot) or extension.lower() not in CODE_EXTENSIONS
 
 
-@functools.lru_cache(maxsize=65536)
 def _leaves_repository(normal: str) -> bool:
     """Whether the normalised path ``normal`` names no place inside a repository: empty, the
     root itself, or above it."""
     return normal in ("", ".", "..") or normal.startswith(("../", "/"))
 
 
+@functools.lru_cache(maxsize=65536)
 def _normal_path(path: str) -> str:
     return posixpath.normpath(path)
 

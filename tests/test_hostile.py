@@ -24,6 +24,8 @@ from mkdocs.exceptions import PluginError
 from generator.kb import pages as pages_module
 from generator.kb.pages import load_yaml
 from generator.site.plugin import _guard_render
+from generator.site.rebuilds import RebuildMemo
+from generator.site.rendered import ReusedRendering
 from generator.upstream.gitstore import GitStore
 from generator.yamlsafe import MAX_YAML_DEPTH, YAMLLimitError, check_depth, may_expand
 from tests.conftest import KB, ROOT, mkdocs_build
@@ -443,7 +445,7 @@ def test_a_page_the_renderer_fails_on_is_a_build_error_naming_it() -> None:
             raise RecursionError("maximum recursion depth exceeded")
 
     page = Page()
-    _guard_render(page)  # type: ignore[arg-type]
+    _guard_render(page, ReusedRendering(RebuildMemo(keep=False)))  # type: ignore[arg-type]
     with pytest.raises(PluginError) as raised:
         page.render(None, None)  # type: ignore[arg-type]
     assert str(raised.value) == (

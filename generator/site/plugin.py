@@ -94,6 +94,7 @@ from generator.site.mermaid import PINNED as PINNED_MERMAID
 from generator.site.mermaid import MermaidUnavailable, pinned_mermaid, uses_mermaid
 from generator.site.pagechecks import frontmatter_missing, mermaid_findings
 from generator.site.rebuilds import RebuildMemo
+from generator.site.rendered import ReusedRendering
 from generator.site.trust import Tally, anchor_held, page_trust, tally, trust_html
 from generator.upstream.manifest import ConfigError, Manifest, load_manifest
 from generator.verification.cache import VerifyCache
@@ -137,6 +138,9 @@ class KnowledgeBaseConfig(Config):
     """Most bytes of cards a page embeds; the references past it keep their plain link."""
     trust_line = options.Type(bool, default=True)
     """Say under each page's title what its references were verified against (`trust`)."""
+    reuse_rendered_pages = options.Type(bool, default=True)
+    """``mkdocs serve``: give a page unchanged since the last rebuild that rebuild's HTML
+    instead of converting its Markdown again (`rendered`)."""
 
     def validate(self) -> tuple[list[Any], list[Any]]:
         failed, warnings = super().validate()
@@ -345,6 +349,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         self._memo = RebuildMemo(keep=False)
         """``mkdocs serve`` only: each page's work of the last build, with what it was made
         from; a rebuild does again only the work on the pages whose text or verdicts changed."""
+        self._rendering = ReusedRendering(self._memo)
         self._failed: Outcome | None = None
         """A one-off build's verification with errors, known while MkDocs reads the pages: the
         rest are read as empty, and the build fails in ``on_env``, before any is written."""
@@ -354,6 +359,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.command = command
         self._memo = RebuildMemo(keep=self.serving)
+        self._rendering = ReusedRendering(self._memo)
 
     @property
     def serving(self) -> bool:
@@ -406,6 +412,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             )
         self._stop_verification()
         self._memo.next_build()
+        self._rendering.enabled = self._memo.keep and self.config.reuse_rendered_pages
         self.manifest_problem = None
         if self.serving and live.exempt_from_strict(logging.getLogger("mkdocs")):
             log.info(
@@ -726,7 +733,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         source = page.file.abs_src_path
         if page.file.generated_by or not source:
             return None
-        _guard_render(page)
+        _guard_render(page, self._rendering)
         rel = page.file.src_uri
         read = self.state.pages.get(rel) or load_page(Path(source), rel, rel, Path(config.docs_dir))
         if read.text is None:  # not UTF-8 (its bytes), or not read at all (none)
@@ -1082,15 +1089,16 @@ def _add_card_assets(files: Files, config: MkDocsConfig) -> None:
             listed.append(site_path)
 
 
-def _guard_render(page: MkDocsPage) -> None:
-    """Make a page that Python-Markdown cannot render (a table row of 20,000 cells, lists nested
+def _guard_render(page: MkDocsPage, rendering: ReusedRendering) -> None:
+    """Render the page through ``rendering`` (serving, an unchanged page keeps its HTML), and
+    make a page that Python-Markdown cannot render (a table row of 20,000 cells, lists nested
     a thousand deep: its recursion runs out) fail the build as an error naming the page, not as
     a traceback from inside MkDocs."""
     render = page.render
 
     def guarded(config: MkDocsConfig, files: Files) -> None:
         try:
-            render(config, files)
+            rendering.render(page, config, files, render)
         except (RecursionError, MemoryError) as error:
             raise PluginError(
                 f"knowledge-base: '{printable(page.file.src_uri)}' cannot be rendered "

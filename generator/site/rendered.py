@@ -1,0 +1,283 @@
+"""A ``mkdocs serve`` rebuild takes an unchanged page's HTML from the build before it.
+
+``mkdocs serve`` converts every page's Markdown to HTML again after an edit of one page: on a
+500-page knowledge base, a second of every rebuild. That HTML depends on the page's Markdown
+(after every plugin's ``on_page_markdown``), where the page sits, the other files (relative
+links are resolved against them), and the configuration of the Markdown extensions and of
+MkDocs' link validation. When all of those are the same as in the last build, so is the HTML,
+and `ReusedRendering` gives the page what its last conversion gave it: the content, the table
+of contents, the title from the first heading, the anchors it holds and the anchors it links to,
+and what the conversion logged (MkDocs' warnings about a broken link are logged again, as if the
+page had been converted).
+
+The HTML depends on nothing else only when every extension depends on nothing but the text. The
+extensions known to (`TEXT_ONLY_EXTENSIONS`) qualify; an extension that reads files
+(``pymdownx.snippets``, ``pymdownx.b64``), runs code or is unknown turns the reuse off for the
+whole site, as does a function in the extensions' options from an unknown module (a custom fence
+that draws a diagram with a tool). A page of another class than MkDocs' own (a blog post of a
+theme's plugin) is always converted. The plugin option ``reuse_rendered_pages: false`` turns
+the reuse off.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.structure.files import Files
+from mkdocs.structure.pages import Page as MkDocsPage
+from mkdocs.structure.toc import get_toc
+
+from generator.site.markdown_config import canonical_name
+from generator.site.rebuilds import RebuildMemo
+
+log = logging.getLogger("mkdocs.plugins.knowledge_base")
+
+TEXT_ONLY_EXTENSIONS = frozenset(
+    {
+        # Python-Markdown's own
+        "abbr",
+        "admonition",
+        "attr_list",
+        "codehilite",
+        "def_list",
+        "extra",
+        "fenced_code",
+        "footnotes",
+        "legacy_attrs",
+        "legacy_em",
+        "md_in_html",
+        "meta",
+        "nl2br",
+        "sane_lists",
+        "smarty",
+        "tables",
+        "toc",
+        "wikilinks",
+        # pymdown-extensions, but for snippets and b64, which read files
+        "pymdownx.arithmatex",
+        "pymdownx.betterem",
+        "pymdownx.blocks.admonition",
+        "pymdownx.blocks.caption",
+        "pymdownx.blocks.definition",
+        "pymdownx.blocks.details",
+        "pymdownx.blocks.html",
+        "pymdownx.blocks.tab",
+        "pymdownx.caret",
+        "pymdownx.critic",
+        "pymdownx.details",
+        "pymdownx.emoji",
+        "pymdownx.escapeall",
+        "pymdownx.extra",
+        "pymdownx.fancylists",
+        "pymdownx.highlight",
+        "pymdownx.inlinehilite",
+        "pymdownx.keys",
+        "pymdownx.magiclink",
+        "pymdownx.mark",
+        "pymdownx.pathconverter",
+        "pymdownx.progressbar",
+        "pymdownx.saneheaders",
+        "pymdownx.smartsymbols",
+        "pymdownx.striphtml",
+        "pymdownx.superfences",
+        "pymdownx.tabbed",
+        "pymdownx.tasklist",
+        "pymdownx.tilde",
+        # the knowledge base's own (`markdown_config`)
+        "generator.site.anchors",
+        "generator.site.gfm",
+    }
+)
+"""Extensions whose HTML depends only on the page's text and their options."""
+
+TEXT_ONLY_MODULES = ("markdown.", "pymdownx.", "material.", "mkdocs.", "pygments.", "generator.")
+"""Where a function in the extensions' options (a slugify, a fence's formatter, an emoji index)
+may come from: these packages' functions depend only on their arguments."""
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """What converting a page's Markdown gave the page, as `MkDocsPage.render` sets it."""
+
+    content: str
+    toc: tuple[dict[str, Any], ...]
+    """The table of contents as MkDocs' ``toc`` tokens (a fresh one is made for each build)."""
+    title: str | None
+    anchor_ids: frozenset[str] | None
+    links_to_anchors: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] | None
+    """The anchors it links to, by the linked file's path (Files are new in every build)."""
+    records: tuple[logging.LogRecord, ...]
+    """What the conversion logged."""
+
+
+class ReusedRendering:
+    """Converts a page, or gives it its last build's conversion when nothing it depends on
+    changed (`Rendered`)."""
+
+    def __init__(self, memo: RebuildMemo) -> None:
+        self.memo = memo
+        self.enabled = False
+        """Set for each build: serving, unless the plugin's options turn the reuse off."""
+        self._context: tuple[MkDocsConfig, Files, Hashable | None] | None = None
+        """The build's config and files, with what the pages' HTML depends on."""
+
+    def render(
+        self,
+        page: MkDocsPage,
+        config: MkDocsConfig,
+        files: Files,
+        convert: Callable[[MkDocsConfig, Files], None],
+    ) -> None:
+        """Set what ``page.render`` sets: by ``convert``, MkDocs' conversion of this page, or
+        from the last build's."""
+        context = self._inputs(config, files) if self.enabled else None
+        if context is None or type(page) is not MkDocsPage:
+            convert(config, files)
+            return
+        file = page.file
+        inputs = (page.markdown, file.dest_uri, file.url, file.inclusion, context)
+        converted: list[Rendered] = []
+
+        def make() -> Rendered:
+            converted.append(_converted(page, config, files, convert))
+            return converted[0]
+
+        rendered = self.memo.get("rendered", file.src_uri, inputs, make)
+        if not converted and not _restore(page, rendered, files):
+            convert(config, files)
+
+    def _inputs(self, config: MkDocsConfig, files: Files) -> Hashable | None:
+        last = self._context
+        if last is None or last[0] is not config or last[1] is not files:
+            inputs = _site_inputs(config, files)
+            if inputs is not None:
+                # The very object of the last build when equal: each page compares it at once.
+                inputs = self.memo.kept_or("site-inputs", "", (inputs,), inputs)
+            self._context = last = (config, files, inputs)
+        return last[2]
+
+
+def _site_inputs(config: MkDocsConfig, files: Files) -> Hashable | None:
+    """What every page's HTML depends on besides its own Markdown and place, or None when an
+    extension may depend on more."""
+    names = []
+    for extension in config.markdown_extensions:
+        if not isinstance(extension, str) or canonical_name(extension) not in TEXT_ONLY_EXTENSIONS:
+            log.debug("knowledge-base: pages are converted afresh in every rebuild: %r", extension)
+            return None
+        names.append(extension)
+    unknown = _unknown_function(config.mdx_configs)
+    if unknown is not None:
+        log.debug("knowledge-base: pages are converted afresh in every rebuild: %r", unknown)
+        return None
+    links = config.validation.links
+    validation = (links.absolute_links, links.unrecognized_links, links.not_found, links.anchors)
+    listing = tuple((f.src_uri, f.dest_uri, f.url, f.inclusion) for f in files)
+    return (
+        tuple(names),
+        _frozen(config.mdx_configs),
+        config.use_directory_urls,
+        validation,
+        listing,
+    )
+
+
+def _unknown_function(options: Any) -> Any:
+    if isinstance(options, dict):
+        options = list(options.values())
+    if isinstance(options, (list, tuple)):
+        for value in options:
+            unknown = _unknown_function(value)
+            if unknown is not None:
+                return unknown
+        return None
+    if callable(options):
+        module = getattr(options, "__module__", None) or ""
+        return None if module.startswith(TEXT_ONLY_MODULES) else options
+    return None
+
+
+def _frozen(options: Any) -> Hashable:
+    """The extensions' options as a comparable value (functions by identity)."""
+    if isinstance(options, dict):
+        return tuple((key, _frozen(value)) for key, value in options.items())
+    if isinstance(options, (list, tuple)):
+        return tuple(_frozen(value) for value in options)
+    return options
+
+
+class _Recorder(logging.Handler):
+    """Keeps what this thread logs (``mkdocs serve`` logs its requests from others)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self.thread = threading.get_ident()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.thread == self.thread and not any(record is kept for kept in self.records):
+            self.records.append(record)
+
+
+def _converted(
+    page: MkDocsPage,
+    config: MkDocsConfig,
+    files: Files,
+    convert: Callable[[MkDocsConfig, Files], None],
+) -> Rendered:
+    recorder = _Recorder()
+    # MkDocs' logger does not pass its records on to the root logger's handlers.
+    loggers = [logging.getLogger(), logging.getLogger("mkdocs")]
+    for logger in loggers:
+        logger.addHandler(recorder)
+    try:
+        convert(config, files)
+    finally:
+        for logger in loggers:
+            logger.removeHandler(recorder)
+    links = page.links_to_anchors
+    return Rendered(
+        content=page.content or "",
+        toc=tuple(_tokens(item) for item in page.toc),
+        title=page._title_from_render,
+        anchor_ids=None if page.present_anchor_ids is None else frozenset(page.present_anchor_ids),
+        links_to_anchors=None
+        if links is None
+        else tuple((file.src_uri, tuple(anchors.items())) for file, anchors in links.items()),
+        records=tuple(recorder.records),
+    )
+
+
+def _tokens(item: Any) -> dict[str, Any]:
+    return {
+        "level": item.level,
+        "id": item.id,
+        "name": item.title,
+        "children": [_tokens(child) for child in item.children],
+    }
+
+
+def _restore(page: MkDocsPage, rendered: Rendered, files: Files) -> bool:
+    """Give ``page`` its last conversion; False if a file it links to is gone."""
+    links = None
+    if rendered.links_to_anchors is not None:
+        links = {}
+        for path, anchors in rendered.links_to_anchors:
+            linked = files.get_file_from_path(path)
+            if linked is None:
+                return False
+            links[linked] = dict(anchors)
+    page.content = rendered.content
+    page.toc = get_toc(list(rendered.toc))
+    page._title_from_render = rendered.title
+    page.present_anchor_ids = None if rendered.anchor_ids is None else set(rendered.anchor_ids)
+    if rendered.links_to_anchors is not None:
+        page.links_to_anchors = links
+    for record in rendered.records:
+        logging.getLogger(record.name).handle(record)
+    return True

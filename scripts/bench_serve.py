@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time ``mkdocs serve``'s rebuild after an edit of one page, with the plugin and without it.
 
-    python scripts/bench_serve.py [--pages 500] [--edits 6]
+    python scripts/bench_serve.py [--pages 500] [--edits 6] [--convert-every-page]
 
 The generated corpus of ``bench_site.py`` (PAGES pages, 20 references each), served by two
 servers side by side: with mkdocs.yml as users have it (the knowledge-base plugin, its
@@ -128,6 +128,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=500)
     parser.add_argument("--edits", type=int, default=6)
+    parser.add_argument(
+        "--convert-every-page",
+        action="store_true",
+        help="serve with reuse_rendered_pages: false (every page converted in every rebuild)",
+    )
     args = parser.parse_args()
     if not MERMAID.is_file():
         raise SystemExit("Mermaid is missing: run `make mermaid` first")
@@ -142,6 +147,10 @@ def main() -> int:
         )
         # As users serve: the verification cache on, so an edit re-verifies the edited page.
         text = with_plugin.read_text("utf-8").replace("      cache: false\n", "")
+        if args.convert_every_page:
+            text = text.replace(
+                "  - knowledge-base:\n", "  - knowledge-base:\n      reuse_rendered_pages: false\n"
+            )
         with_plugin.write_text(text, "utf-8")
         edited = f"pages/p{args.pages // 2:04d}.md"  # a page in the middle of the nav
         plain, plugin = (
@@ -150,7 +159,9 @@ def main() -> int:
     plain_median, plugin_median = statistics.median(plain), statistics.median(plugin)
     share = (plugin_median - plain_median) / plugin_median
     print(
-        f"serve, {args.pages} pages, one page edited {args.edits} times: rebuilt page after "
+        f"serve, {args.pages} pages, one page edited {args.edits} times"
+        f"{', every page converted in every rebuild' if args.convert_every_page else ''}: "
+        "rebuilt page after "
         f"{plain_median:.2f} s without the plugin (runs {', '.join(f'{t:.2f}' for t in plain)}), "
         f"{plugin_median:.2f} s with it ({', '.join(f'{t:.2f}' for t in plugin)})"
     )

@@ -206,3 +206,67 @@ def test_the_plugin_option_turns_the_reuse_off(serving):
     session = open_session(serving, reuse=False)
     session.rebuild()
     assert "one.md" in session.rebuild().converted
+
+
+def test_options_made_anew_for_each_build_keep_the_reuse(serving):
+    """Material's documentation sets a slugify as a partial, which reading the configuration
+    makes anew for every build: it is compared by what it is made of."""
+    kb = serving[0]
+    config = kb.root / "mkdocs.yml"
+    config.write_text(
+        config.read_text("utf-8").replace(
+            "markdown_extensions:\n",
+            "markdown_extensions:\n  - pymdownx.tabbed:\n      alternate_style: true\n"
+            "      slugify: !!python/object/apply:pymdownx.slugs.slugify {kwds: {case: lower}}\n",
+            1,
+        ),
+        "utf-8",
+    )
+    kb.page("two.md", TWO + '\n=== "First Tab"\n\n    Inside.\n')
+    session = open_session(serving)
+    assert 'id="first-tab"' in session.rebuild().site["two/index.html"]
+    kb.page("one.md", (kb.docs / "one.md").read_text("utf-8") + "\nEdited.\n")
+    assert session.rebuild().converted == ["one.md"]
+
+
+def test_a_page_whose_conversion_logs_something_else_is_converted_in_every_rebuild(
+    serving, monkeypatch
+):
+    """What MkDocs logs about a page's links depends only on what the reuse is keyed by; what
+    an extension logs may not (a Python warning MkDocs shows once), so such a page is converted
+    again, and says what it says, as without the reuse."""
+    from generator.site import anchors
+
+    run = anchors.GitHubAnchorsTreeprocessor.run
+
+    def run_and_warn(self, root):
+        if any("Deprecated syntax" in (element.text or "") for element in root.iter()):
+            logging.getLogger("mkdocs.extension").warning("two.md uses a deprecated syntax")
+        return run(self, root)
+
+    monkeypatch.setattr(anchors.GitHubAnchorsTreeprocessor, "run", run_and_warn)
+    kb = serving[0]
+    kb.page("two.md", TWO + "\nDeprecated syntax here.\n")
+    session = open_session(serving)
+    assert "two.md uses a deprecated syntax" in session.rebuild().warnings
+    kb.page("one.md", (kb.docs / "one.md").read_text("utf-8") + "\nEdited.\n")
+    rebuilt = session.rebuild()
+    assert rebuilt.converted == ["one.md", "two.md"]
+    assert rebuilt.warnings.count("two.md uses a deprecated syntax") == 1
+
+
+def test_recording_a_conversion_does_not_silence_a_record_no_handler_takes(capsys):
+    """Python prints a warning that no handler takes (its last resort); the handler that
+    records a conversion's log must not count as one."""
+    from generator.site.rendered import _Recorder
+
+    logger = logging.getLogger("kb-test.unhandled")
+    logger.propagate = False  # (pytest's handlers on the root logger would take it)
+    recorder = _Recorder()
+    logger.addHandler(recorder)
+    try:
+        logger.warning("nobody else handles this")
+    finally:
+        logger.removeHandler(recorder)
+    assert [record.getMessage() for record in recorder.records] == ["nobody else handles this"]
+    assert "nobody else handles this" in capsys.readouterr().err

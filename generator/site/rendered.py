@@ -7,8 +7,9 @@ links are resolved against them), and the configuration of the Markdown extensio
 MkDocs' link validation. When all of those are the same as in the last build, so is the HTML,
 and `ReusedRendering` gives the page what its last conversion gave it: the content, the table
 of contents, the title from the first heading, the anchors it holds and the anchors it links to,
-and what the conversion logged (MkDocs' warnings about a broken link are logged again, as if the
-page had been converted).
+and MkDocs' warnings about its links (logged again, as if the page had been converted). A page
+whose conversion logged anything else (an extension's warning, a Python warning MkDocs shows
+once) is converted in every rebuild, as MkDocs does.
 
 The HTML depends on nothing else only when every extension depends on nothing but the text. The
 extensions known to (`TEXT_ONLY_EXTENSIONS`) qualify; an extension that reads files
@@ -21,8 +22,10 @@ the reuse off.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
+import weakref
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
@@ -95,6 +98,10 @@ TEXT_ONLY_EXTENSIONS = frozenset(
 )
 """Extensions whose HTML depends only on the page's text and their options."""
 
+REPLAYED_LOGGER = "mkdocs.structure.pages"
+"""MkDocs' checks of a page's links log here; what they log depends only on what `Rendered` is
+kept by, so it is logged again when the page is reused."""
+
 TEXT_ONLY_MODULES = ("markdown.", "pymdownx.", "material.", "mkdocs.", "pygments.", "generator.")
 """Where a function in the extensions' options (a slugify, a fence's formatter, an emoji index)
 may come from: these packages' functions depend only on their arguments."""
@@ -112,7 +119,9 @@ class Rendered:
     links_to_anchors: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] | None
     """The anchors it links to, by the linked file's path (Files are new in every build)."""
     records: tuple[logging.LogRecord, ...]
-    """What the conversion logged."""
+    """What MkDocs' link checks logged (`REPLAYED_LOGGER`)."""
+    reusable: bool
+    """False when the conversion logged anything else: the page is then converted again."""
 
 
 class ReusedRendering:
@@ -123,8 +132,9 @@ class ReusedRendering:
         self.memo = memo
         self.enabled = False
         """Set for each build: serving, unless the plugin's options turn the reuse off."""
-        self._context: tuple[MkDocsConfig, Files, Hashable | None] | None = None
-        """The build's config and files, with what the pages' HTML depends on."""
+        self._context: tuple[weakref.ref[Any], weakref.ref[Any], Hashable | None] | None = None
+        """The build's config and files (not kept alive: through the files, a build holds every
+        page), with what the pages' HTML depends on."""
 
     def render(
         self,
@@ -148,17 +158,18 @@ class ReusedRendering:
             return converted[0]
 
         rendered = self.memo.get("rendered", file.src_uri, inputs, make)
-        if not converted and not _restore(page, rendered, files):
+        if not converted and not (rendered.reusable and _restore(page, rendered, files)):
             convert(config, files)
 
     def _inputs(self, config: MkDocsConfig, files: Files) -> Hashable | None:
         last = self._context
-        if last is None or last[0] is not config or last[1] is not files:
+        if last is None or last[0]() is not config or last[1]() is not files:
             inputs = _site_inputs(config, files)
             if inputs is not None:
                 # The very object of the last build when equal: each page compares it at once.
                 inputs = self.memo.kept_or("site-inputs", "", (inputs,), inputs)
-            self._context = last = (config, files, inputs)
+            last = (weakref.ref(config), weakref.ref(files), inputs)
+            self._context = last
         return last[2]
 
 
@@ -196,6 +207,10 @@ def _unknown_function(options: Any) -> Any:
             if unknown is not None:
                 return unknown
         return None
+    if isinstance(options, functools.partial):
+        # (`!!python/object/apply:pymdownx.slugs.slugify {kwds: {case: lower}}`, as Material's
+        # documentation configures a slugify)
+        return _unknown_function([options.func, *options.args, *options.keywords.values()])
     if callable(options):
         module = getattr(options, "__module__", None) or ""
         return None if module.startswith(TEXT_ONLY_MODULES) else options
@@ -203,16 +218,20 @@ def _unknown_function(options: Any) -> Any:
 
 
 def _frozen(options: Any) -> Hashable:
-    """The extensions' options as a comparable value (functions by identity)."""
+    """The extensions' options as a comparable value (functions by identity; a partial, made
+    anew each time the configuration is read, by what it is made of)."""
     if isinstance(options, dict):
         return tuple((key, _frozen(value)) for key, value in options.items())
     if isinstance(options, (list, tuple)):
         return tuple(_frozen(value) for value in options)
+    if isinstance(options, functools.partial):
+        return (functools.partial, options.func, _frozen(options.args), _frozen(options.keywords))
     return options
 
 
 class _Recorder(logging.Handler):
-    """Keeps what this thread logs (``mkdocs serve`` logs its requests from others)."""
+    """Keeps what this thread logs (``mkdocs serve`` logs its requests from others) on the
+    loggers it is added to."""
 
     def __init__(self) -> None:
         super().__init__(logging.NOTSET)
@@ -220,8 +239,28 @@ class _Recorder(logging.Handler):
         self.records: list[logging.LogRecord] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.thread == self.thread and not any(record is kept for kept in self.records):
-            self.records.append(record)
+        if record.thread != self.thread or any(record is kept for kept in self.records):
+            return  # (another thread's, or met already on another logger)
+        self.records.append(record)
+        last_resort = logging.lastResort
+        if (
+            last_resort is not None
+            and record.levelno >= last_resort.level
+            and not self._handled_elsewhere(record)
+        ):
+            # Python prints a record that no handler took through its last resort: being one,
+            # this handler would silence it.
+            last_resort.handle(record)
+
+    def _handled_elsewhere(self, record: logging.LogRecord) -> bool:
+        """Whether another handler is on the loggers ``record`` passes through (as
+        `logging.Logger.callHandlers` counts them)."""
+        logger: logging.Logger | None = logging.getLogger(record.name)
+        while logger is not None:
+            if any(handler is not self for handler in logger.handlers):
+                return True
+            logger = logger.parent if logger.propagate else None
+        return False
 
 
 def _converted(
@@ -249,7 +288,8 @@ def _converted(
         links_to_anchors=None
         if links is None
         else tuple((file.src_uri, tuple(anchors.items())) for file, anchors in links.items()),
-        records=tuple(recorder.records),
+        records=tuple(record for record in recorder.records if record.name == REPLAYED_LOGGER),
+        reusable=all(record.name == REPLAYED_LOGGER for record in recorder.records),
     )
 
 

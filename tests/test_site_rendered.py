@@ -270,3 +270,28 @@ def test_recording_a_conversion_does_not_silence_a_record_no_handler_takes(capsy
         logger.removeHandler(recorder)
     assert [record.getMessage() for record in recorder.records] == ["nobody else handles this"]
     assert "nobody else handles this" in capsys.readouterr().err
+
+
+def test_a_finished_build_is_not_kept_alive_until_the_next(serving, monkeypatch):
+    """Through its files, a build holds every page and its HTML: what the reuse keeps of it
+    must not keep it alive between rebuilds."""
+    import gc
+    import weakref
+
+    from mkdocs.commands import build as mkdocs_build
+
+    built: list[weakref.ref] = []
+    get_files = mkdocs_build.get_files
+
+    def remembered(config):
+        files = get_files(config)
+        built.append(weakref.ref(files))
+        return files
+
+    monkeypatch.setattr(mkdocs_build, "get_files", remembered)
+    session = open_session(serving)
+    session.rebuild()
+    session.rebuild()
+    gc.collect()
+    assert len(built) == 2
+    assert built[-1]() is None

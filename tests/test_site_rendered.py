@@ -178,7 +178,7 @@ def test_a_new_file_and_a_removed_anchor_reach_the_pages_that_link_to_them(servi
     assert 'href="../missing/"' in rebuilt.site["two/index.html"]
 
 
-def test_an_extension_that_reads_files_turns_the_reuse_off(serving):
+def test_an_extension_that_reads_files_turns_the_reuse_off_and_serve_says_so(serving, caplog):
     kb = serving[0]
     assert "pymdownx.snippets" not in TEXT_ONLY_EXTENSIONS
     (kb.root / "snippets").mkdir()
@@ -194,12 +194,18 @@ def test_an_extension_that_reads_files_turns_the_reuse_off(serving):
     )
     kb.page("two.md", TWO + '\n--8<-- "note.md"\n')
     session = open_session(serving)
+    caplog.set_level(logging.INFO, logger="mkdocs.plugins.knowledge_base")
     assert "First note." in session.rebuild().site["two/index.html"]
 
     (kb.root / "snippets" / "note.md").write_text("Second note.\n", "utf-8")
     rebuilt = session.rebuild()
     assert {"one.md", "two.md"} <= set(rebuilt.converted)
     assert "Second note." in rebuilt.site["two/index.html"]
+    said = [r.getMessage() for r in caplog.records if "converted again in every" in r.getMessage()]
+    assert said == [
+        "knowledge-base: every page is converted again in every rebuild: the Markdown extension "
+        "'pymdownx.snippets' may read more than the page (see reuse_rendered_pages in the README)"
+    ]  # once in a session, not in every rebuild
 
 
 def test_the_plugin_option_turns_the_reuse_off(serving):

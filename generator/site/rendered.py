@@ -132,6 +132,8 @@ class ReusedRendering:
         self.memo = memo
         self.enabled = False
         """Set for each build: serving, unless the plugin's options turn the reuse off."""
+        self._said: set[str] = set()
+        """Why the reuse is off, as told already (once per reason in a serving session)."""
         self._context: tuple[weakref.ref[Any], weakref.ref[Any], Hashable | None] | None = None
         """The build's config and files (not kept alive: through the files, a build holds every
         page), with what the pages' HTML depends on."""
@@ -164,8 +166,17 @@ class ReusedRendering:
     def _inputs(self, config: MkDocsConfig, files: Files) -> Hashable | None:
         last = self._context
         if last is None or last[0]() is not config or last[1]() is not files:
-            inputs = _site_inputs(config, files)
-            if inputs is not None:
+            why_not = _not_text_only(config)
+            inputs = None
+            if why_not is not None:
+                if why_not not in self._said:
+                    self._said.add(why_not)
+                    log.info(
+                        "knowledge-base: every page is converted again in every rebuild: %s",
+                        why_not,
+                    )
+            else:
+                inputs = _site_inputs(config, files)
                 # The very object of the last build when equal: each page compares it at once.
                 inputs = self.memo.kept_or("site-inputs", "", (inputs,), inputs)
             last = (weakref.ref(config), weakref.ref(files), inputs)
@@ -173,24 +184,34 @@ class ReusedRendering:
         return last[2]
 
 
-def _site_inputs(config: MkDocsConfig, files: Files) -> Hashable | None:
-    """What every page's HTML depends on besides its own Markdown and place, or None when an
-    extension may depend on more."""
-    names = []
+def _not_text_only(config: MkDocsConfig) -> str | None:
+    """Why a page's HTML may depend on more than `_site_inputs` and the page, if it may."""
     for extension in config.markdown_extensions:
-        if not isinstance(extension, str) or canonical_name(extension) not in TEXT_ONLY_EXTENSIONS:
-            log.debug("knowledge-base: pages are converted afresh in every rebuild: %r", extension)
-            return None
-        names.append(extension)
+        if not isinstance(extension, str):
+            return f"the Markdown extension {extension!r} is configured as an object"
+        if canonical_name(extension) not in TEXT_ONLY_EXTENSIONS:
+            return (
+                f"the Markdown extension '{extension}' may read more than the page "
+                "(see reuse_rendered_pages in the README)"
+            )
     unknown = _unknown_function(config.mdx_configs)
     if unknown is not None:
-        log.debug("knowledge-base: pages are converted afresh in every rebuild: %r", unknown)
-        return None
+        shown = f"{getattr(unknown, '__module__', '?')}.{getattr(unknown, '__qualname__', unknown)}"
+        return (
+            f"the Markdown extensions' options call {shown}, which may read more than the page "
+            "(see reuse_rendered_pages in the README)"
+        )
+    return None
+
+
+def _site_inputs(config: MkDocsConfig, files: Files) -> Hashable:
+    """What every page's HTML depends on besides its own Markdown and place, when every
+    extension reads only the text (`_not_text_only`)."""
     links = config.validation.links
     validation = (links.absolute_links, links.unrecognized_links, links.not_found, links.anchors)
     listing = tuple((f.src_uri, f.dest_uri, f.url, f.inclusion) for f in files)
     return (
-        tuple(names),
+        tuple(config.markdown_extensions),
         _frozen(config.mdx_configs),
         config.use_directory_urls,
         validation,

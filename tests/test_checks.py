@@ -122,6 +122,23 @@ def test_bare_name_found_nowhere(lib_kb):
     assert suggestion == "did you mean 'util.py'?"
 
 
+def test_a_bare_name_found_nowhere_names_the_one_upstream_and_commit_it_was_looked_for_in(lib_kb):
+    """As a missing full path does: `--format json` and the annotations carry them."""
+    lib_kb.page("p.md", "utils.py:3\n", dedent=False)
+    [finding] = lib_kb.verify().findings
+    assert (finding.check, finding.upstream, finding.commit) == ("file-missing", "lib", lib_kb.pin)
+    assert finding.path == "utils.py"
+
+    other = lib_kb.new_upstream("ext")
+    lib_kb.add_upstream(
+        "ext", other, other.commit({"ext/x.py": "a = 1\n"}, "ext"), prefixes=["ext/"]
+    )
+    [finding] = lib_kb.verify().findings
+    assert finding.message.startswith("no file named 'utils.py' in lib@")
+    assert ", ext@" in finding.message
+    assert (finding.upstream, finding.commit) == (None, None)  # looked for in two
+
+
 def test_a_bare_name_of_no_source_file_the_upstream_lacks_is_not_called_missing(lib_kb):
     """`config.yaml:3`, `Dockerfile:4`: as likely the reader's files as the upstream's, and
     like none of its names. A warning that they were not checked, not an error that stops

@@ -761,11 +761,19 @@ class Resolver:
                     "if it is the upstream's, write its path from the repository root",
                 )
                 return
+            # Searched in one upstream, the finding names it and the commit searched, as one on
+            # a full path does (the verdict stays unattributed: no file of it is cited).
+            at = (
+                (searched[0].name, self.commit_for(searched[0], context))
+                if len(searched) == 1
+                else None
+            )
             self._add(
                 result,
                 "file-missing",
                 f"no file named '{path}' in {where}",
                 f"did you mean {suggestion}?" if suggestion else None,
+                at=at,
             )
             return
         prefixes = ", ".join(prefix for prefix, _ in reversed(self._prefixes)) or "(none)"
@@ -1430,10 +1438,18 @@ class Resolver:
         return _spans_text(path, spans)
 
     def _add(
-        self, result: ResolvedRef, check: str, message: str, suggestion: str | None = None
+        self,
+        result: ResolvedRef,
+        check: str,
+        message: str,
+        suggestion: str | None = None,
+        at: tuple[str, str] | None = None,
     ) -> None:
+        """Add a finding on ``result``'s reference; ``at``: the upstream and commit it names when
+        the reference is attributed to none."""
         ref = result.ref
         upstream = self.manifest.upstreams.get(result.upstream or "")
+        named, commit = at if at is not None and result.upstream is None else (None, None)
         result.findings.append(
             Finding(
                 severity=severity_of(check),
@@ -1444,8 +1460,8 @@ class Resolver:
                 message=message,
                 suggestion=suggestion,
                 text=ref.text,
-                upstream=result.upstream,
-                commit=result.commit or (upstream.pin if upstream else None),
+                upstream=result.upstream or named,
+                commit=result.commit or (upstream.pin if upstream else commit),
                 path=result.path if result.path is not None else ref.path,
                 start=ref.start,
                 end=ref.end,

@@ -11,13 +11,13 @@ and MkDocs' warnings about its links (logged again, as if the page had been conv
 whose conversion logged anything else (an extension's warning, a Python warning MkDocs shows
 once) is converted in every rebuild, as MkDocs does.
 
-The HTML depends on nothing else only when every extension depends on nothing but the text. The
-extensions known to (`TEXT_ONLY_EXTENSIONS`) qualify; an extension that reads files
-(``pymdownx.snippets``, ``pymdownx.b64``), runs code or is unknown turns the reuse off for the
-whole site, as does a function in the extensions' options from an unknown module (a custom fence
-that draws a diagram with a tool). A page of another class than MkDocs' own (a blog post of a
-theme's plugin) is always converted. The plugin option ``reuse_rendered_pages: false`` turns
-the reuse off.
+The HTML depends on nothing else only when every extension depends on nothing but the text, as
+those listed in `TEXT_ONLY_EXTENSIONS` do. An extension that reads files (``pymdownx.snippets``,
+``pymdownx.b64``), runs code or is unknown turns the reuse off for the whole site (serve says so
+once), as does a function in the extensions' options from an unknown module (a custom fence that
+draws a diagram with a tool). A page of another class than MkDocs' own (a blog post of a theme's
+plugin) is always converted. The plugin option ``reuse_rendered_pages: false`` turns the reuse
+off.
 """
 
 from __future__ import annotations

@@ -139,8 +139,8 @@ class KnowledgeBaseConfig(Config):
     trust_line = options.Type(bool, default=True)
     """Say under each page's title what its references were verified against (`trust`)."""
     reuse_rendered_pages = options.Type(bool, default=True)
-    """``mkdocs serve``: give a page unchanged since the last rebuild that rebuild's HTML
-    instead of converting its Markdown again (`rendered`)."""
+    """``mkdocs serve``: keep the HTML of the pages an edit did not change, instead of
+    converting their Markdown again (`rendered`)."""
 
     def validate(self) -> tuple[list[Any], list[Any]]:
         failed, warnings = super().validate()

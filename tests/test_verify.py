@@ -499,3 +499,46 @@ def test_reading_a_share_ahead_reads_what_resolution_reads_and_no_more(
         report = verifier.verify(collect([docs], docs), workers=1)
         assert report.findings == []
         assert verifier.resolver.tree_reads == 1 + 1 + 2 * 30 + 1, "every tree of big, once"
+
+
+def test_files_found_by_a_search_or_a_permalink_are_read_ahead_with_the_others(
+    kb: KB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bare name that one file has, and a permalink at a commit, have their blobs read in the
+    share's exchange with git, as full paths do: resolving the pages then asks git for nothing
+    one object at a time. A name two files share reads neither ahead (which one is checked
+    depends on the page)."""
+    up = kb.new_upstream("lib")
+    paths = ("lib/a/x.py", "lib/b/y.py", "lib/b/z.py", "lib/c/z.py")
+    first = up.commit({path: f"# {path}\n" + "pass\n" * 8 for path in paths}, "one")
+    second = up.commit({path: f"# {path}, again\n" + "pass\n" * 8 for path in paths[:2]}, "two")
+    kb.add_upstream("lib", up, second, prefixes=["lib/"], web_url="https://github.com/o/lib")
+    for commit in (first, second):
+        kb.page(
+            f"p{commit[:7]}.md",
+            f"---\nupstream: lib\npin: {commit}\n---\n\n"
+            f"See `x.py:2-3`, and [y](https://github.com/o/lib/blob/{commit}/lib/b/y.py#L4).\n"
+            "Which `z.py:1`?\n",
+        )
+    monkeypatch.chdir(kb.root)
+    docs = kb.root / "docs"
+    import generator.upstream.gitstore as gitstore
+
+    one_at_a_time: list[str] = []
+    read = gitstore._CatFile.read
+
+    def recorded(self: gitstore._CatFile, name: str) -> tuple[str, str, bytes] | None:
+        found = read(self, name)
+        if found is not None and found[1] == "blob":
+            one_at_a_time.append(name)
+        return found
+
+    monkeypatch.setattr(gitstore._CatFile, "read", recorded)
+    with Verifier(manifest_for([]), docs) as verifier:
+        report = verifier.verify(collect([docs], docs), workers=1)
+        assert [f.check for f in report.findings] == ["ambiguous-file"] * 2
+        # x.py and y.py at each commit ahead; the two z.py (the same at both commits) only
+        # when the ambiguous name is narrowed.
+        assert report.blob_reads == 6
+        z_files = {run_git(up.path, "rev-parse", f"{first}:{p}").strip() for p in paths[2:]}
+        assert sorted(one_at_a_time) == sorted(z_files)

@@ -417,10 +417,12 @@ class Resolver:
     def read_ahead(self, pages: Iterable[tuple[Sequence[RefRecord], PageContext]]) -> None:
         """Read, in as few exchanges with git as the trees are deep, what reaching the verdicts
         of the ``pages``' records (each with its page's context) will read one by one: their
-        commits, the directories down to each file cited with lines, the trees `_search` will
-        look through for a path no prefix claims, then the cited files' blobs (`_direct_target`'s,
-        certain to be read). For many pages at once (a share of a run's), it is one exchange per
-        level of depth for all their commits rather than several per page.
+        commits, the directories down to each file cited with lines (by its path, or by a
+        permalink at a commit), the trees `_search` will look through for a path no prefix
+        claims, then the blobs certain to be read: the cited files' (`_direct_target`'s, and
+        the permalinks'), and that of the one file a search finds. For many pages at once (a
+        share of a run's), it is one exchange per level of depth for all their commits rather
+        than several per page.
 
         It reads only what resolution will read, and opens only the clones it will open. It
         raises nothing and decides nothing: what fails here (a clone that does not open, a pin
@@ -445,21 +447,33 @@ class Resolver:
 
         # What each page cites with lines from a clone, and the paths no prefix claims.
         with_lines: list[tuple[list[RefRecord], PageContext]] = []
-        unclaimed: list[tuple[list[str], PageContext]] = []  # paths `_search` looks for
+        # The paths `_search` looks for, each with whether its lines are cited (then the one
+        # file it finds is read: `_searched_blob`).
+        unclaimed: list[tuple[list[tuple[str, bool]], PageContext]] = []
         commits: dict[str, set[str]] = {}
         walks: dict[str, dict[str, list[str]]] = {}
+        linked: list[tuple[Upstream, str, str]] = []  # permalinks' (upstream, commit, path)
         for records, context in pages:
             cited = []
             searched_for = []
             for record in records:
                 form = record[3]
+                if form is RefForm.PERMALINK:
+                    target = self._linked_file(record)
+                    if target is not None and opened(target[0]):
+                        upstream, commit, normal = target
+                        linked.append(target)
+                        commits.setdefault(upstream.name, set()).add(commit)
+                        walks.setdefault(upstream.name, {}).setdefault(commit, []).append(normal)
+                    continue
                 if form is not RefForm.PATH and form is not RefForm.BARE:
                     continue
                 claimed = self._claimed(record[4])
                 if claimed is None:
                     normal = _normal_path(record[4]) if record[4] else ""
                     if not _leaves_repository(normal):  # (no search: `path-escape`)
-                        searched_for.append(normal)
+                        lines = record[5] is not None and record[6] is not None and not record[11]
+                        searched_for.append((normal, lines))
                 elif form is RefForm.PATH and record[5] is not None and record[6] is not None:
                     normal, upstream = claimed
                     if not record[11] and opened(upstream):  # (not cited as a directory)
@@ -481,7 +495,7 @@ class Resolver:
             own = self.manifest.upstreams.get(context.upstream or "")
             if own is not None and not opened(own):
                 continue  # (resolution finds the page's own clone missing: no search)
-            if all(self._settled_by_own(path, context) for path in paths):
+            if all(self._settled_by_own(path, context) for path, _ in paths):
                 continue
             for upstream in self._searched_upstreams(context):
                 if opened(upstream):
@@ -513,10 +527,57 @@ class Resolver:
                     missing = self._missing_file(record[4], context)
                     if missing is not None:
                         absent.setdefault(missing[0], []).append(missing[1])
+        for upstream, commit, path in linked:
+            store = self._stores[upstream.name]
+            entry = store.entry(commit, path) if self._holds(store, upstream, commit) else None
+            if entry is not None and entry.kind == "blob" and not entry.is_symlink:
+                blobs.setdefault(upstream.name, []).append(entry.sha)
+        for paths, context in unclaimed:
+            own = self.manifest.upstreams.get(context.upstream or "")
+            if own is not None and not opened(own):
+                continue
+            for path, lines in paths:
+                found = self._searched_blob(path, context) if lines else None
+                if found is not None:
+                    blobs.setdefault(found[0], []).append(found[1])
         for name, shas in blobs.items():
             self._stores[name].read_ahead(shas)
         for (name, commit), found in absent.items():
             self._stores[name].read_renames_ahead(found, commit)
+
+    def _linked_file(self, record: RefRecord) -> tuple[Upstream, str, str] | None:
+        """The upstream, commit and path of a permalink to lines of a file at a full commit
+        SHA (`_resolve_permalink` checks them there); None for any other permalink."""
+        upstream = self._by_slug.get(record[8] or "")
+        revision = record[10] or ""
+        if upstream is None or record[5] is None or record[6] is None or record[11]:
+            return None
+        normal = _normal_path(record[4]) if record[4] else ""
+        if not _FULL_SHA.match(revision) or not normal or _leaves_repository(normal):
+            return None
+        return upstream, revision, normal
+
+    def _searched_blob(self, path: str, context: PageContext) -> tuple[str, str] | None:
+        """The upstream's name and the blob of the one file `_search` finds for ``path``, a file
+        that is neither a link nor a submodule: the blob its lines are checked in. None when
+        the search finds none or several (which `_narrow` may read a few of, or none)."""
+        own = self._settled_by_own(path, context)
+        if own is not None:
+            candidates = [(own, path)]
+        else:
+            candidates = [
+                (upstream, found)
+                for upstream in self._searched_upstreams(context)
+                for found in self._matches(upstream, context, path)
+            ]
+        if len(candidates) != 1:
+            return None
+        upstream, found = candidates[0]
+        at = self._at_commit(upstream, context)
+        entry = None if at is None else at[0].entry(at[1], found)
+        if entry is None or entry.kind != "blob" or entry.is_symlink:
+            return None
+        return upstream.name, entry.sha
 
     def _holds(self, store: GitStore, upstream: Upstream, commit: str) -> bool:
         """Whether the clone ``store`` of ``upstream`` has ``commit``: its pin (checked when

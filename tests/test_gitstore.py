@@ -255,12 +255,14 @@ def test_a_git_process_that_died_is_reported(repo):
         store.close()
 
 
-def test_a_name_counts_where_code_uses_it_not_where_a_string_or_comment_mentions_it():
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_name_counts_where_code_uses_it_not_where_a_string_or_comment_mentions_it(newline):
     # The use on the last line is just past a string's end: a line offset wrong by a character
-    # or so per line above (or per line of the range) would put it inside the string.
-    lines = ["def f():", '    """Mentions g."""', *["    pass"] * 10, "    # g", '    s = """']
+    # or so per line above (or per line of the range) would put it inside the string. (With
+    # Windows line ends, one per line above.)
+    lines = ["def f():", '    """Mentions g — é."""', *["    pass"] * 10, "    # g", '    s = """']
     lines += ["    g", '    """; g()']
-    blob = BlobText("\n".join(lines).encode() + b"\n")
+    blob = BlobText((newline.join(lines) + newline).encode())
     last = len(lines)
     assert blob.occurs_in_code("g", last, last), "used after the string closes, on its line"
     assert blob.occurs_in_code("g", 1, last)

@@ -115,7 +115,11 @@ class BlobText:
 
     @cached_property
     def _triple_quoted(self) -> _TripleQuotedStrings:
-        return _TripleQuotedStrings("\n".join(self.lines))
+        # The text as `lines` are joined: decoding the blob again takes a fifth of joining them,
+        # and gives the same offsets unless carriage returns were taken out.
+        if b"\r" in self.data:
+            return _TripleQuotedStrings("\n".join(self.lines))
+        return _TripleQuotedStrings(self.data.decode("utf-8", errors="replace"))
 
     def occurs_in_code(self, name: str, start: int, end: int) -> bool:
         """Whether identifier ``name`` is used in lines ``start..end`` outside Python comments

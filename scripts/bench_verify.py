@@ -393,7 +393,7 @@ def pin_per_page(args: argparse.Namespace) -> int:
         print(
             f"naive:     {per_ref * 1000:.2f} ms per ref (git show, {args.naive_sample} sampled) "
             f"-> {naive_total:.1f} s extrapolated; the cold verifier is "
-            f"{naive_total / elapsed:.0f}x faster"
+            f"{naive_total / elapsed:.1f}x faster"
         )
         met = {
             "<= 3x floor": elapsed / floor_seconds <= 3,

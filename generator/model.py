@@ -95,7 +95,9 @@ class CodeRef:
     symbol: str | None = None
     """A symbol named next to the reference: ``sleep`` in `` `sleep()` (actor.py:10) ``."""
     repo_slug: str | None = None
-    """For permalinks: ``owner/repo`` as written in the URL."""
+    """For permalinks: ``owner/repo`` as written in the URL. A path written as the text of a
+    link to a permalink into its file (``[x.py:3](https://github.com/o/r/blob/SHA/x.py#L3)``)
+    has the link's, as it has its ``url_host`` and ``revision``: it cites what the link does."""
     url_host: str | None = None
     """For permalinks: scheme and host (``https://github.com``)."""
     revision: str | None = None

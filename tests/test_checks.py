@@ -278,6 +278,28 @@ def test_commit_permalink_is_checked_at_that_commit(lib_kb):
     assert "fetch origin" in suggestion
 
 
+def test_a_path_written_as_its_permalink_s_text_is_checked_at_the_link_s_commit(lib_kb):
+    """`[old/name.py:1-2](…/blob/FIRST/old/name.py#L1-L2)`: the link's text cites what the link
+    does, at the link's commit, not at the page's pin (where the file is gone)."""
+    first = run_git(lib_kb.root / "cache" / "lib", "rev-parse", "HEAD~2").strip()
+    url = f"https://github.com/acme/lib/blob/{first}/old/name.py"
+    assert checks(lib_kb, f"`moved()` ([old/name.py:1-2]({url}#L1-L2)) at first\n") == []
+    assert checks(lib_kb, f"[`name.py:1`]({url}#L1) as a bare name\n") == []
+    # Checked there, a wrong range is reported there, by both.
+    [(check, _, _, message, _), second] = findings(lib_kb, f"[old/name.py:9]({url}#L9)\n")
+    assert check == second[0] == "range-outside-file"
+    assert f"at lib@{first[:7]}" in message
+    # The same path outside the link's text, or another file as its text, is the pin's.
+    outside = checks(lib_kb, f"[x]({url}#L1) old/name.py:1\n", "upstream: lib\n")
+    assert outside == ["file-missing"]
+    assert checks(lib_kb, f"[lib/core.py:6]({url}#L1)\n") == []
+    assert checks(lib_kb, f"[lib/renamed.py:1]({url}#L1)\n") == []
+    # A link to a branch is checked at the pin, and so is its text.
+    branch = "https://github.com/acme/lib/blob/main/old/name.py#L1"
+    on_branch = checks(lib_kb, f"[old/name.py:1]({branch})\n", "upstream: lib\n")
+    assert on_branch == ["file-missing", "file-missing", "unpinned-permalink"]
+
+
 def test_permalink_to_an_unconfigured_repository_is_unattributed(lib_kb):
     assert checks(lib_kb, "https://github.com/other/repo/blob/main/a.py#L1\n") == ["unattributed"]
 

@@ -194,6 +194,24 @@ def test_lines_with_their_path_written_after_them_follow_their_code_to_another_f
     assert "held_refs" not in page.meta
 
 
+def test_a_link_s_text_moves_with_its_permalink_and_stays_with_one_to_its_own_commit(synced_kb):
+    """The text of a link to a permalink cites what the link does: with a link at the pin it
+    moves as the link does; with one to a commit of its own both stay where they point."""
+    root, old, target = synced_kb
+    link = "https://github.com/acme/up/blob/{}/pkg/core.py#L{}"
+    page = _synced_page(
+        root,
+        target,
+        f"At the pin: [pkg/core.py:10-13]({link.format(old, '10-L13')}).\n\n"
+        f"Its own: [pkg/core.py:13-16]({link.format(target, '13-L16')}).\n",
+    )
+    assert page.body.split("\n\n")[1:] == [
+        f"At the pin: [pkg/core.py:13-16]({link.format(target, '13-L16')}).",
+        f"Its own: [pkg/core.py:13-16]({link.format(target, '13-L16')}).\n",
+    ]
+    assert "held_refs" not in page.meta
+
+
 def _synced_page(root: Path, target: str, body: str) -> Page:
     """Page ``docs/c.md`` of the knowledge base at ``root``, holding ``body``, as a sync of the
     committed page to ``target`` writes it."""

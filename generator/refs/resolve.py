@@ -370,6 +370,8 @@ class Resolver:
         `verdicts_in` gave for ``context``, when the caller has it.
         """
         verdicts = self.verdicts_in(context) if known is None else known
+        if ref.revision and ref.form is not RefForm.PERMALINK:
+            context = self.linked_context(ref, context)  # (the key holds the link's revision)
         key = base = verdict_key(ref)
         if base in self._narrowed:
             # A name several files share: which one it means may rest on what only its page
@@ -468,6 +470,8 @@ class Resolver:
                     continue
                 if form is not RefForm.PATH and form is not RefForm.BARE:
                     continue
+                if record[10]:
+                    continue  # a link's text: its link's file, read ahead with the link
                 claimed = self._claimed(record[4])
                 if claimed is None:
                     normal = _normal_path(record[4]) if record[4] else ""
@@ -611,6 +615,21 @@ class Resolver:
         if store.entry(commit, normal) is not None or store.is_directory(commit, normal):
             return None
         return (upstream.name, commit), normal
+
+    def linked_context(self, ref: CodeRef, context: PageContext) -> PageContext:
+        """Where ``ref`` is checked: for the text of a link to a permalink at a commit (which
+        gave it the link's revision, `CodeRef.repo_slug`), the page's context with the link's
+        upstream pinned at that commit; the page's own for any other reference, and when the
+        link names a branch or a commit the clone lacks (the permalink itself says so)."""
+        if ref.form is RefForm.PERMALINK or not names_a_commit(ref):
+            return context
+        upstream = self._by_slug.get(ref.repo_slug or "")
+        if upstream is None or not self.cloned(upstream):
+            return context
+        commit = self.store(upstream).resolve(ref.revision)
+        if commit is None or commit == self.commit_for(upstream, context):
+            return context
+        return context.at(upstream.name, commit)
 
     def _direct_target(self, path: str, context: PageContext) -> _DirectTarget | None:
         """Where the path ``path``, cited with a line range, leads in the common case: a path
@@ -1547,6 +1566,12 @@ def verdict_key(ref: CodeRef) -> VerdictKey:
         ref.revision,
         ref.is_directory,
     )
+
+
+def names_a_commit(ref: CodeRef) -> bool:
+    """Whether ``ref`` names a commit of its own, whatever its page's pin: a permalink to a
+    commit (not a branch), or a path written as the text of a link to one."""
+    return ref.revision is not None and _HEX.match(ref.revision) is not None
 
 
 def record_verdict_key(record: RefRecord) -> VerdictKey:

@@ -32,7 +32,7 @@ from typing import Any
 
 from generator.files import atomic_write
 from generator.kb.pages import Page, load_page, render_page
-from generator.model import CodeRef, Evidence, Finding, RefForm, Severity, Upstream
+from generator.model import CodeRef, Evidence, Finding, Severity, Upstream
 from generator.refs.extract import (
     ExtractOptions,
     MarkdownLayout,
@@ -42,7 +42,7 @@ from generator.refs.extract import (
 )
 from generator.refs.extract.evidence import collect_evidence
 from generator.refs.extract.refs import ref_records
-from generator.refs.resolve import PageContext, Resolver, page_context
+from generator.refs.resolve import PageContext, Resolver, names_a_commit, page_context
 from generator.refs.rewrite import (
     APART,
     rewrite_apart,
@@ -379,13 +379,10 @@ def _plan_page(
             if entry.get("candidate"):
                 plan.carried[held_index] = _carried_candidate(str(entry["candidate"]), reanchorer)
             continue
-        if (
-            ref.form is RefForm.PERMALINK
-            and ref.revision
-            and ref.revision != reanchorer.old
-            and (re.fullmatch(r"[0-9a-f]{7,40}", ref.revision))
-        ):
-            continue  # a permalink pinned to its own commit stays where it points
+        if names_a_commit(ref) and ref.revision != reanchorer.old:
+            # A permalink pinned to its own commit stays where it points, and so does a path
+            # written as its link's text (which cites what the link does: `CodeRef.repo_slug`).
+            continue
         resolved = resolver.resolve(ref, context)
         if resolved.path is None and resolved.upstream in (None, upstream.name):
             # It may cite this upstream, but which file is not known: say so, never skip it.

@@ -910,8 +910,9 @@ class Verifier:
                 verdict.findings.append(_held_finding(ref, held_ref))
                 found = verdict.findings
             if evidence and index in evidence:
+                ref = CodeRef(display, *record)
                 proof = self.prover.prove(
-                    CodeRef(display, *record), verdict, evidence[index], context
+                    ref, verdict, evidence[index], resolver.linked_context(ref, context)
                 )
                 if proof and held_ref is not None:
                     proof = [_at_held_commit(finding, held_ref) for finding in proof]

@@ -366,7 +366,39 @@ def ref_records(layout: MarkdownLayout, options: ExtractOptions | None = None) -
         quoted = quoted_lines(text[body_start:], layout.position(body_start)[0])
         records = [record for record in records if record[0] not in quoted]
     records.sort(key=_position)
+    if len(records) > 1 and "](" in text:
+        records = _labels_of_permalinks(layout, records)
     return records
+
+
+def _labels_of_permalinks(layout: MarkdownLayout, records: list[RefRecord]) -> list[RefRecord]:
+    """A path or bare name written as the text of a link to a permalink into its own file
+    (``[x.py:24-31](https://github.com/o/r/blob/SHA/pkg/x.py#L24-L31)``) cites what the link
+    does: it takes the permalink's repository, host and revision, so that it is checked at the
+    link's commit rather than the page's pin, and a sync moves it only with the link."""
+    text, starts = layout.text, layout.line_starts
+    labels: list[tuple[int, int, RefRecord]] = []  # (first, end) of a link's text, its link
+    for record in records:
+        if record[3] is RefForm.PERMALINK:
+            line_start = starts[record[0] - 1]
+            url = line_start + record[1] - 1
+            opening = text.rfind("[", line_start, url - 2)
+            if opening != -1 and text.startswith("](", url - 2):
+                labels.append((opening + 1, url - 2, record))
+    if not labels:
+        return records
+    paired = []
+    for record in records:
+        if record[3] is RefForm.PATH or record[3] is RefForm.BARE:
+            at = starts[record[0] - 1] + record[1] - 1
+            for first, end, link in labels:
+                linked = link[4]
+                path = record[4].removeprefix("./")
+                if first <= at < end and (linked == path or linked.endswith("/" + path)):
+                    record = (*record[:8], link[8], link[9], link[10], *record[11:])
+                    break
+        paired.append(record)
+    return paired
 
 
 _WINDOWS_PATH = lazy_pattern(r"""(?<![A-Za-z0-9_])[A-Za-z]:\\[^\s`'"<>|*?:()（）\[\]]+""")

@@ -564,6 +564,23 @@ def test_fix_writes_json_and_leaves_headings_and_held_refs(actor_kb: KB) -> None
     assert result.returncode == 1  # the heading's reference is still wrong
 
 
+def test_a_quote_after_a_link_whose_text_cites_it_too_is_both_s(actor_kb: KB) -> None:
+    """`[lib/actor.py:24-31](…#L24-L31)` then the code: one citation written twice. The quote
+    was read as neither's (two references on the line); it is both's, at the link's commit,
+    and `--fix` moves the text and the link together."""
+    actor_kb.upstreams["lib"]["web_url"] = "https://github.com/acme/lib"
+    actor_kb.write_manifest()
+    pin = actor_kb.pin  # type: ignore[attr-defined]
+    link = f"https://github.com/acme/lib/blob/{pin}/lib/actor.py"
+    actor_kb.page("a.md", f"See [lib/actor.py:24-31]({link}#L24-L31):\n\n{SLEEP_QUOTE}\n")
+    found = findings(actor_kb)
+    assert [(f.check, f.fix) for f in found] == [("quote-elsewhere", ("lib/actor.py", 15, 21))] * 2
+    result = actor_kb.cli("verify", "docs", "--no-cache", "--fix")
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = (actor_kb.docs / "a.md").read_text()
+    assert f"See [lib/actor.py:15-21]({link}#L15-L21):" in text
+
+
 def test_dry_run_needs_fix(actor_kb: KB) -> None:
     result = actor_kb.cli("verify", "docs", "--dry-run")
     assert result.returncode == 2 and "--dry-run goes with --fix" in result.stderr
@@ -684,6 +701,27 @@ def test_pin_suggest_weighs_no_held_reference_and_writes_no_pin_into_a_page_citi
     assert written.stdout.count("wrote the pin into") == 1, written.stdout
     assert "wrote the pin into docs/sub/a.md" in written.stdout
     assert "pin:" not in (actor_kb.docs / "sub" / "index.md").read_text()
+
+
+def test_pin_suggest_weighs_no_permalink_to_a_commit_nor_its_link_s_text(actor_kb: KB) -> None:
+    """A permalink to an older commit (and the path written as its text) cites that commit
+    whatever the pin: it scored against the pin the page was written against."""
+    old = actor_kb.old  # type: ignore[attr-defined]
+    actor_kb.upstreams["lib"]["web_url"] = "https://github.com/acme/lib"
+    actor_kb.write_manifest()
+    link = f"https://github.com/acme/lib/blob/{old}/lib/actor.py#L7-L12"
+    actor_kb.page(
+        "a.md",
+        f"`sleep()` (lib/actor.py:15-22):\n\n{SLEEP_QUOTE}\n\n"
+        f"It began as `sleep()` ([lib/actor.py:7-12]({link})).\n",
+    )
+    result = actor_kb.cli("pin", "suggest", "docs", "--format", "json")
+    data = json.loads(result.stdout)
+    assert (data["refs"], data["held"], data["linked"]) == (1, 0, 2)
+    best = data["candidates"][0]
+    assert best["holds_pin"] and (best["up"], best["against"]) == (1, 0)
+    text = actor_kb.cli("pin", "suggest", "docs").stdout
+    assert "(2 references naming commits of their own, as permalinks do, not weighed)" in text
 
 
 def test_pin_suggest_prefers_the_commit_that_holds_the_quote_whole(kb: KB) -> None:

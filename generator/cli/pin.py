@@ -65,6 +65,11 @@ def run_pin(args: argparse.Namespace) -> int:
         if suggestion.held
         else ""
     )
+    if suggestion.linked:
+        held += (
+            f" ({plural(suggestion.linked, 'reference')} naming commits of their own, as "
+            "permalinks do, not weighed)"
+        )
     print(
         f"{suggestion.upstream}: {plural(suggestion.refs, 'reference')} on "
         f"{plural(len(suggestion.pages), 'page')}, "
@@ -125,6 +130,7 @@ def _json(suggestion) -> dict:  # type: ignore[no-untyped-def]
         "pages": suggestion.pages,
         "refs": suggestion.refs,
         "held": suggestion.held,
+        "linked": suggestion.linked,
         "pin": suggestion.pin,
         "candidates": [candidate(c) for c in suggestion.candidates],
         "current": candidate(suggestion.current) if suggestion.current else None,

@@ -35,7 +35,13 @@ from generator.refs.quote import (
     is_strong,
     prepare,
 )
-from generator.refs.resolve import Resolver, definitions, page_context, symbol_definitions
+from generator.refs.resolve import (
+    Resolver,
+    definitions,
+    names_a_commit,
+    page_context,
+    symbol_definitions,
+)
 from generator.upstream.gitstore import BlobText, GitStore, identifier_columns
 from generator.upstream.history import Commit, History, history_for
 from generator.upstream.manifest import ConfigError, move_pin
@@ -106,6 +112,9 @@ class Suggestion:
     """With ``write``: the pages (or the manifest) whose pin was set."""
     held: int = 0
     """References into the upstream that sync holds at an older commit: not weighed."""
+    linked: int = 0
+    """References into the upstream that name their own commit, whatever the pin (permalinks
+    to a commit, and paths written as their links' text): not weighed."""
     not_written: str | None = None
     """With ``write``: why no pin was set, when none was."""
 
@@ -130,7 +139,7 @@ def suggest_pin(
     if not files:
         raise ConfigError(f"no Markdown pages (*.md) found in {', '.join(map(str, paths))}")
     with Verifier(manifest, root) as verifier:
-        claims, name, pins, held = _claims(verifier, files, upstream)
+        claims, name, pins, held, linked = _claims(verifier, files, upstream)
         if name is None or not claims:
             raise ConfigError(
                 "the pages cite no code of "
@@ -165,6 +174,7 @@ def suggest_pin(
             current,
             store.blob_reads,
             held=held[name],
+            linked=linked[name],
         )
         if write and not candidates:
             suggestion.not_written = "no commit of the history weighed is a candidate"
@@ -183,15 +193,17 @@ def suggest_pin(
 
 def _claims(
     verifier: Verifier, files: list[PageFile], wanted: str | None
-) -> tuple[list[_Claim], str | None, list[str], Counter[str]]:
+) -> tuple[list[_Claim], str | None, list[str], Counter[str], Counter[str]]:
     """Every reference with lines or a symbol, attributed to its upstream and path; and how
-    many of each upstream's are held by sync at an older commit (``held_refs``), which are
-    not weighed: they cite that commit, not the pin."""
+    many of each upstream's are held by sync at an older commit (``held_refs``), and how many
+    name a commit of their own (a permalink's), which are not weighed: they cite that commit,
+    not the pin."""
     manifest = verifier.manifest
     resolver: Resolver = verifier.resolver
     by_upstream: dict[str, list[_Claim]] = {}
     pins: dict[str, list[str]] = {}
     held: Counter[str] = Counter()
+    linked: Counter[str] = Counter()
     for file in files:
         page = load_page(file.source, file.display, file.rel, verifier.docs_root)
         if page.text is None:
@@ -213,6 +225,9 @@ def _claims(
             resolved = resolver.resolve(ref, context)
             path = resolved.path or (ref.path if "/" in ref.path else None)
             if resolved.upstream is None or not path:
+                continue
+            if names_a_commit(ref):
+                linked[resolved.upstream] += 1
                 continue
             if wanted and resolved.upstream != wanted:
                 continue
@@ -237,9 +252,9 @@ def _claims(
                 resolver.commit_for(manifest.upstreams[resolved.upstream], context)
             )
     if not by_upstream:
-        return [], None, [], held
+        return [], None, [], held, linked
     name = wanted or max(by_upstream, key=lambda key: len(by_upstream[key]))
-    return by_upstream.get(name, []), name, pins.get(name, []), held
+    return by_upstream.get(name, []), name, pins.get(name, []), held, linked
 
 
 def _cites(verifier: Verifier, page: Page, upstream: str) -> bool:

@@ -30,7 +30,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from generator.model import Evidence, Quote
+from generator.model import Evidence, Quote, RefForm
 from generator.patterns import lazy_pattern
 from generator.refs.extract.links import extract_headings
 from generator.refs.extract.markdown import Fence, MarkdownLayout
@@ -161,9 +161,13 @@ def _quotes(
     layout: MarkdownLayout, records: Sequence[RefRecord], ranged: list[int], weak: bool = True
 ) -> dict[int, Quote]:
     outside = [i for i in ranged if not records[i][12]]
-    per_line = Counter(records[i][0] for i in outside)
+    # A link's text citing what its permalink does (`[x.py:3-9](…/x.py#L3-L9)`) is one citation
+    # written twice: a quote after it is the permalink's, and the text's too.
+    labels = _labels(records, outside)
+    counted = [i for i in outside if i not in labels] if labels else outside
+    per_line = Counter(records[i][0] for i in counted)
     ref_lines = sorted(per_line)
-    by_line = {records[i][0]: i for i in outside}
+    by_line = {records[i][0]: i for i in counted}
     quotes: dict[int, Quote] = {}
     claimed: set[int] = set()  # fences already quoted for a reference
     fences = [_FenceLines(layout, fence) for fence in layout.fences]
@@ -240,7 +244,29 @@ def _quotes(
             continue
         quotes[index] = fence.quote("before")
         claimed.add(position)
+    for label, link in labels.items():
+        if link in quotes:
+            quotes[label] = quotes[link]
     return quotes
+
+
+def _labels(records: Sequence[RefRecord], indexes: list[int]) -> dict[int, int]:
+    """The references among ``indexes`` written as the text of a link to a permalink on their
+    line (which gave them its revision: `generator.refs.extract.refs`), with that permalink's."""
+    links = {
+        (records[i][0], records[i][8], records[i][10]): i
+        for i in indexes
+        if records[i][3] is RefForm.PERMALINK
+    }
+    if not links:
+        return {}
+    return {
+        i: links[key]
+        for i in indexes
+        if records[i][3] is not RefForm.PERMALINK
+        and records[i][10]
+        and (key := (records[i][0], records[i][8], records[i][10])) in links
+    }
 
 
 class _FenceLines:

@@ -1346,8 +1346,12 @@ def _phrase_records(
         if after is not None:
             path, path_offset, _ = after
             symbol = None
-        elif before is not None and (
-            not lines.right_after_path or _right_after_path(before[1], before[0], body, finish)
+        elif (
+            before is not None
+            and (
+                not lines.right_after_path or _right_after_path(before[1], before[0], body, finish)
+            )
+            and not _ANOTHER_TEXT_S.search(before[1])
         ):
             path, between = before
             path_offset = window_start + len(window) - len(between) - len(path)
@@ -1611,6 +1615,17 @@ def _symbol_between(between: str) -> str | None:
         if symbol:
             return symbol
     return None
+
+
+_ANOTHER_TEXT_S = lazy_pattern(
+    r"(?:(?<![\w`])[a-z][\w-]*['’]s"
+    r"|(?:日志|输出|终端|控制台|结果|报错|错误信息|堆栈|回溯|截图|表格|差异|补丁)[的中里内]?)"
+    r"\s*(?:(?:[Ll]ines?|[Ll]l\.)\s*|第\s*)?$"  # (the phrase's own word, when it comes first)
+)
+"""Words right before a lines phrase that make the lines another text's than the file named
+before them: a plain word's possessive (``after running x.py, the log's lines 3-5``), or a
+word for output or another document (``运行 x.py 之后，日志第 3-5 行``). Not a code span's
+(`` `f`'s lines ``) nor the file's own (``x.py's lines``)."""
 
 
 def _path_before(window: str) -> tuple[str, str] | None:

@@ -789,14 +789,16 @@ def test_a_name_apart_from_its_lines_is_written_as_its_repository_path(
 ) -> None:
     """A bare name in a table's path cell or by a lines phrase was left as written, and an
     absolute path after its lines phrase was said not to be written before its lines. A name
-    written twice on its line stays as written: which one goes with the lines is not known."""
+    written twice on its line is the one its phrase takes: right after it, else the nearest
+    before it (it was left as written, and not said so)."""
     notes = tmp_path / "apart.md"
     notes.write_text(
         "# Apart\n\n| file | lines |\n|---|---|\n| `packing.py` | 37-47 |\n\n"
         "第 37-47 行（packing.py）是打包。\n\n"
         "Before (lines 37-47 of /Users/alice/src/minitrain/minitrain/data/packing.py), the "
         "packer.\n\nBoth lines 37-47 of packing.py and lines 98-104 of packing.py.\n\n"
-        "The packer, `packing.py` (L37-L47).\n",
+        "The packer, `packing.py` (L37-L47).\n\n"
+        "`pack()` 在（packing.py：98–104）。其循环在 packing.py 第 37-47 行。\n",
         "utf-8",
     )
     assert run(str(notes), "--spec", "001-minitrain-knowledge-base") == 0
@@ -807,8 +809,11 @@ def test_a_name_apart_from_its_lines_is_written_as_its_repository_path(
         "# Apart\n\n| file | lines |\n|---|---|\n| `minitrain/data/packing.py` | 37-47 |\n\n"
         "第 37-47 行（minitrain/data/packing.py）是打包。\n\n"
         "Before (lines 37-47 of minitrain/data/packing.py), the packer.\n\n"
-        "Both lines 37-47 of packing.py and lines 98-104 of packing.py.\n\n"
-        "The packer, `minitrain/data/packing.py` (L37-L47).\n"
+        "Both lines 37-47 of minitrain/data/packing.py and lines 98-104 of "
+        "minitrain/data/packing.py.\n\n"
+        "The packer, `minitrain/data/packing.py` (L37-L47).\n\n"
+        "`pack()` 在（minitrain/data/packing.py：98–104）。其循环在 minitrain/data/packing.py "
+        "第 37-47 行。\n"
     )
 
 

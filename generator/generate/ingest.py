@@ -906,7 +906,9 @@ def _rewrite_refs(
                 continue
         elif ref.form is RefForm.BARE and ref.style in APART:
             # The name is in a table's path cell or by a lines phrase, apart from the lines.
-            path, at = _canonical_path(resolved), _path_on_line(line, ref.path)
+            phrase = (ref.column - 1, ref.column - 1 + len(ref.text))
+            near = phrase if ref.style == "phrase" else None
+            path, at = _canonical_path(resolved), _path_on_line(line, ref.path, near)
             if path is not None and at is not None and line_start + at >= page.body_start:
                 wanted.append((line_start + at, ref.path, path, ref.line, at + 1, "bare file name"))
             continue
@@ -1005,17 +1007,30 @@ def _absolute_edit(
     return None, ref.text, rewritten
 
 
-def _path_on_line(line: str, path: str) -> int | None:
+def _path_on_line(line: str, path: str, near: tuple[int, int] | None = None) -> int | None:
     """The 0-based column of ``path`` on ``line`` when it is written there exactly once as a
     whole path (not inside a longer one): where a reference written apart from its lines
-    (a table's path cell, a "lines" phrase) has its path."""
+    (a table's path cell, a "lines" phrase) has its path. With ``near``, where the lines of
+    a phrase are, a path written several times is the one the phrase takes
+    (`generator.refs.extract.refs._phrase_records`): right after it (``lines 3-5 of x.py``),
+    else the nearest before it (``（x.py：25–34）。… x.py 第 30-31 行``)."""
     found = [
         match.start()
         for match in re.finditer(re.escape(path), line)
         if line[match.start() - 1 : match.start()] not in _PATH_CHARACTERS
         and line[match.end() : match.end() + 1] not in _PATH_CHARACTERS.difference(".")
     ]
-    return found[0] if len(found) == 1 else None
+    if len(found) == 1 or near is None:
+        return found[0] if len(found) == 1 else None
+    first, end = near
+    after = [at for at in found if end <= at <= end + _PHRASE_TO_PATH]
+    before = [at for at in found if at + len(path) <= first]
+    return after[0] if after else before[-1] if before else None
+
+
+_PHRASE_TO_PATH = 8
+"""Most characters between a lines phrase's numbers and a path it names after them (`` of `
+``, ``行（``)."""
 
 
 _PATH_CHARACTERS = frozenset(string.ascii_letters + string.digits + "/._-")

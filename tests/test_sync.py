@@ -111,6 +111,19 @@ def test_classification(history, path, start, end, symbol, status, new):
         assert drift.new_lines[1] == "    total = value * 4"
 
 
+def test_a_renamed_function_s_candidate_is_all_of_it(tmp_path):
+    """Only the `def` line changed: the candidate was that line alone, and the drift report
+    showed the unchanged body as deleted."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    body = "    batch = []\n    for s in samples:\n        batch.append(s)\n    return batch\n"
+    old = repo.commit({"m.py": "import os\n\n\ndef make_batches(samples):\n" + body}, "a")
+    new = repo.commit({"m.py": "import os\n\n\ndef chunk(samples):\n" + body}, "b")
+    drift = Reanchorer(GitStore(repo.path), old, new).classify("m.py", 4, 8, "make_batches")
+    assert drift.status is DriftStatus.CHANGED
+    assert drift.candidates == [("m.py", 4, 8)]
+    assert drift.new_lines == ["def chunk(samples):", *body.rstrip("\n").split("\n")]
+
+
 def test_whole_file_refs_follow_renames_and_report_deletions(history):
     store, old, target = history
     reanchorer = Reanchorer(store, old, target)

@@ -102,9 +102,14 @@ class FileChange:
         return mapped[0] if mapped else None
 
     def carry_range(self, start: int, end: int) -> tuple[int, int] | None:
-        """Where old ``start..end`` is after the change, the lines that replace it when it was
-        edited (a candidate only); None when all of it was deleted."""
-        mapped = self.map_range(start, end) or self.new_region(start, end)
+        """Where old ``start..end`` is after the change: when it was edited (a candidate only),
+        the lines that replace the edited ones, with the cited lines around them the diff left
+        unchanged (a function whose name changed is all of it, not its first line); None when
+        all of it was deleted."""
+        mapped = self.map_range(start, end)
+        if mapped is None and (region := self.new_region(start, end)) is not None:
+            first, last = self.map_line(start), self.map_line(end)
+            mapped = (region[0] if first is None else first, region[1] if last is None else last)
         if mapped is None:
             first, last = self.map_line(start), self.map_line(end)
             mapped = (first, last) if first is not None and last is not None else None

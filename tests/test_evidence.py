@@ -660,6 +660,9 @@ def test_pin_suggest_ranks_the_commit_written_against_and_writes_it(actor_kb: KB
     assert "wrote the pin into upstreams.yaml" in written.stdout
     assert f'pin: "{old}"' in (actor_kb.root / "upstreams.yaml").read_text()
     assert actor_kb.cli("verify", "docs").returncode == 0
+    again = actor_kb.cli("pin", "suggest", "docs", "--write")
+    assert again.returncode == 0 and "wrote" not in again.stdout
+    assert f"nothing to write: the pages are already pinned to {old[:7]}" in again.stdout
     # One page of two: its own pin is set instead.
     actor_kb.upstreams["lib"]["pin"] = actor_kb.pin  # type: ignore[attr-defined]
     actor_kb.write_manifest()

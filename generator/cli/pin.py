@@ -99,6 +99,9 @@ def run_pin(args: argparse.Namespace) -> int:
         )
     for written in suggestion.written:
         print(f"wrote the pin into {written}")
+    if args.write and not suggestion.written and suggestion.not_written is None:
+        best = suggestion.candidates[0].last.sha
+        print(f"nothing to write: the pages are already pinned to {best[:7]}, the best candidate")
     if suggestion.not_written is not None:
         print(f"error: no pin written: {suggestion.not_written}", file=sys.stderr)
         return EXIT_FAILED

@@ -26,6 +26,7 @@ CHECKS: dict[str, Check] = {
         Check("file-missing", _E, "the cited file does not exist at the pinned commit"),
         Check("range-invalid", _E, "the line range is reversed or starts at line 0"),
         Check("range-outside-file", _E, "the line range goes past the end of the file"),
+        Check("range-blank", _W, "every cited line is blank"),
         Check("ambiguous-file", _E, "a bare or partial file name matches several files"),
         Check(
             "symbol-not-in-range", _E, "the symbol named next to the ref is not in the cited lines"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from generator.upstream.gitbuild import RepoBuilder, run_git
+from tests.conftest import CORE_PY
 
 
 def findings(kb, body: str, frontmatter: str = "") -> list[tuple]:
@@ -265,6 +266,26 @@ def test_a_branch_link_whose_lines_moved_on_gets_no_pinned_url(lib_kb):
     assert suggestion == "check the lines, then link to the commit they come from"
 
 
+def test_a_range_of_blank_lines_is_a_warning(lib_kb):
+    """`lib/core.py:4-5` cites the blank lines between the imports and `alpha`: off by a few
+    lines, and it passed (a quote after it too short to go by said nothing either)."""
+    [(check, _, _, message, suggestion)] = findings(lib_kb, "lib/core.py:4-5\n")
+    assert (check, suggestion) == ("range-blank", "cite the lines of the code the page means")
+    assert message.startswith("range 4-5 of 'lib/core.py' at lib@") and "only blank" in message
+    [(_, _, _, message, _)] = findings(lib_kb, "`alpha()` (lib/core.py:8)\n")
+    assert message.endswith("is a blank line")
+    assert checks(lib_kb, "lib/core.py:4-6 lib/core.py:7-9\n") == []
+    # A quote too short to go by says nothing; one that says where the code is gives the fix,
+    # and the warning is not repeated.
+    short = "`alpha()` (lib/core.py:8-9):\n\n```python\ndef alpha(x):\n    return x + 1\n```\n"
+    assert checks(lib_kb, short) == ["range-blank"]
+    beta = CORE_PY.split("\n")[9:15]
+    quoted = "`Beta` (lib/core.py:8-9):\n\n```python\n" + "\n".join(beta) + "\n```\n"
+    assert [(f[0], f[4]) for f in findings(lib_kb, quoted)] == [
+        ("quote-elsewhere", "lib/core.py:10-15")
+    ]
+
+
 def test_commit_permalink_is_checked_at_that_commit(lib_kb):
     first = run_git(lib_kb.root / "cache" / "lib", "rev-parse", "HEAD~2").strip()
     ok = f"https://github.com/acme/lib/blob/{first}/old/name.py#L1-L2"
@@ -358,7 +379,7 @@ def test_page_problems_become_findings(lib_kb):
 
 
 def test_each_blob_is_read_once_per_run(lib_kb):
-    lib_kb.page("p.md", "lib/core.py:1 lib/core.py:2 `gamma()` (lib/core.py:11)\n" * 50)
+    lib_kb.page("p.md", "lib/core.py:1 lib/core.py:6 `gamma()` (lib/core.py:11)\n" * 50)
     lib_kb.page("q.md", "lib/core.py:3 lib/util.py:1\n" * 50)
     report = lib_kb.verify()
     assert report.findings == []

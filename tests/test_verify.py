@@ -420,7 +420,7 @@ def test_each_page_is_checked_at_its_own_pin_bare_names_and_directories_too(lib_
     library and the rename), the manifest's pin and the branch's head."""
     repo = RepoBuilder(lib_kb.root / "cache" / "lib")
     first = run_git(repo.path, "rev-list", "--max-parents=0", "HEAD").strip()
-    refs = "name.py:1, core.py:2, lib/future.py:1, `lib/sub/`, ./lib/sub:2, lib/nam.py:1\n"
+    refs = "name.py:1, core.py:3, lib/future.py:1, `lib/sub/`, ./lib/sub:2, lib/nam.py:1\n"
     for name, pin in (("first", first), ("pin", lib_kb.pin), ("head", repo.head())):
         lib_kb.page(f"{name}.md", f"---\nupstream: lib\npin: {pin}\n---\n{refs}")
     report = lib_kb.verify(workers=1)
@@ -430,7 +430,7 @@ def test_each_page_is_checked_at_its_own_pin_bare_names_and_directories_too(lib_
     }
     assert found == {
         "first": [
-            ("file-missing", "core.py:2"),
+            ("file-missing", "core.py:3"),
             ("file-missing", "lib/future.py:1"),
             ("file-missing", "./lib/sub:2"),
             ("file-missing", "lib/nam.py:1"),

@@ -1262,6 +1262,19 @@ class Resolver:
                 where,
             )
             return
+        lines = blob.lines
+        if not lines[ref.start - 1].strip() and not any(
+            line.strip() for line in lines[ref.start : ref.end]
+        ):
+            # (Tested by its first line alone for nearly every reference: code starts there.)
+            self._add(
+                result,
+                "range-blank",
+                f"{_range_words(ref)} of '{path}' at {at} "
+                + ("is a blank line" if ref.start == ref.end else "holds only blank lines"),
+                "cite the lines of the code the page means",
+            )
+            return
         if ref.symbol:
             self._check_symbol(result, blob, path, at)
 

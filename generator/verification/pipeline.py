@@ -1026,17 +1026,18 @@ def _at_held_commit(finding: Finding, held: HeldRef) -> Finding:
     )
 
 
-_SYMBOL_CHECKS = frozenset({"symbol-not-in-range", "symbol-not-found"})
+_SETTLED_BY_A_FIX = frozenset({"symbol-not-in-range", "symbol-not-found", "range-blank"})
 
 
 def _not_fixed_by(proof: list[Finding], found: list[Finding]) -> list[Finding]:
     """``found`` (a reference's findings from resolving it) without those the fix its quote
     proves settles too: `Prover` proposes only lines where the symbol named beside the
     reference passes the resolver's check, so a finding that it is not in the cited lines
-    would repeat the mistake the fix is for. One finding per mistake, the one with the fix."""
+    would repeat the mistake the fix is for (and so would one that the lines are blank). One
+    finding per mistake, the one with the fix."""
     if not any(finding.fix is not None for finding in proof):
         return found
-    return [finding for finding in found if finding.check not in _SYMBOL_CHECKS]
+    return [finding for finding in found if finding.check not in _SETTLED_BY_A_FIX]
 
 
 def _held_finding(ref: CodeRef, held: HeldRef) -> Finding:

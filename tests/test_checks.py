@@ -272,15 +272,17 @@ def test_a_range_of_blank_lines_is_a_warning(lib_kb):
     [(check, _, _, message, suggestion)] = findings(lib_kb, "lib/core.py:4-5\n")
     assert (check, suggestion) == ("range-blank", "cite the lines of the code the page means")
     assert message.startswith("range 4-5 of 'lib/core.py' at lib@") and "only blank" in message
-    [(_, _, _, message, _)] = findings(lib_kb, "`alpha()` (lib/core.py:8)\n")
+    [(_, _, _, message, _)] = findings(lib_kb, "See lib/core.py:8.\n")
     assert message.endswith("is a blank line")
     assert checks(lib_kb, "lib/core.py:4-6 lib/core.py:7-9\n") == []
+    # A symbol named beside them says more: where it is.
+    assert checks(lib_kb, "`alpha()` (lib/core.py:8)\n") == ["symbol-not-in-range"]
     # A quote too short to go by says nothing; one that says where the code is gives the fix,
     # and the warning is not repeated.
-    short = "`alpha()` (lib/core.py:8-9):\n\n```python\ndef alpha(x):\n    return x + 1\n```\n"
+    short = "It is at lib/core.py:8-9:\n\n```python\ndef alpha(x):\n    return x + 1\n```\n"
     assert checks(lib_kb, short) == ["range-blank"]
     beta = CORE_PY.split("\n")[9:15]
-    quoted = "`Beta` (lib/core.py:8-9):\n\n```python\n" + "\n".join(beta) + "\n```\n"
+    quoted = "It is at lib/core.py:8-9:\n\n```python\n" + "\n".join(beta) + "\n```\n"
     assert [(f[0], f[4]) for f in findings(lib_kb, quoted)] == [
         ("quote-elsewhere", "lib/core.py:10-15")
     ]

@@ -1262,6 +1262,9 @@ class Resolver:
                 where,
             )
             return
+        if ref.symbol:  # (which says more than that the lines are blank, where they are)
+            self._check_symbol(result, blob, path, at)
+            return
         lines = blob.lines
         if not lines[ref.start - 1].strip() and not any(
             line.strip() for line in lines[ref.start : ref.end]
@@ -1274,9 +1277,6 @@ class Resolver:
                 + ("is a blank line" if ref.start == ref.end else "holds only blank lines"),
                 "cite the lines of the code the page means",
             )
-            return
-        if ref.symbol:
-            self._check_symbol(result, blob, path, at)
 
     def _file_missing(
         self, result: ResolvedRef, upstream: Upstream, store: GitStore, commit: str, path: str

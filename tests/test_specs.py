@@ -388,3 +388,35 @@ def test_a_diagram_s_config_block_comes_before_its_type(tmp_path):
         ("4.3", "wrong-type", "sequenceDiagram"),
         ("5", "not-applicable", None),
     ]
+
+
+def test_a_permalink_to_an_older_commit_does_not_make_its_page_look_behind(lib_kb):
+    """The freshness criterion counted every commit a page's references resolve at: a page
+    linking, on purpose, to the first commit of its upstream was as many commits behind."""
+    first = subprocess.run(
+        ["git", "rev-list", "--max-parents=0", "HEAD"],
+        cwd=lib_kb.root / "cache" / "lib",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    link = f"https://github.com/acme/lib/blob/{first}/old/name.py#L1-L2"
+    lib_kb.page("a.md", f"---\ntitle: A\n---\n# A\n\n`alpha()` (lib/core.py:6-7), once [{link}].\n")
+
+    def behind() -> int:
+        result = board(lib_kb.root, "--format", "json")
+        assert result.returncode == 0, result.stderr
+        data = json.loads(result.stdout)
+        cards = [*data["specs"], {"pages": {"": data.get("unassigned", [])}}]
+        [page] = [
+            p
+            for card in cards
+            for group in card["pages"].values()
+            for p in group
+            if p["page"] == "docs/a.md"
+        ]
+        return page["commits_behind"]
+
+    assert behind() == 1  # the pin is one commit behind the branch
+    lib_kb.page("a.md", "---\ntitle: A\n---\n# A\n\n`alpha()` (lib/core.py:6-7).\n")
+    assert behind() == 1

@@ -44,6 +44,7 @@ from generator.kb.diagrams import diagram_status
 from generator.kb.paths import NO_PATH_KINDS, as_list
 from generator.kb.specs import SPEC_STATUSES, Governance, Spec, mermaid_count, normalise
 from generator.model import Severity
+from generator.refs.resolve import names_a_commit
 from generator.upstream.manifest import Manifest
 from generator.verification.pipeline import Report
 from generator.verification.report import plural
@@ -205,7 +206,8 @@ def build_board(
             item.ref_errors += 1
         elif resolved.status == "warning":
             item.ref_warnings += 1
-        if resolved.upstream and resolved.commit:
+        if resolved.upstream and resolved.commit and not names_a_commit(resolved.ref):
+            # (A permalink to a commit points there on purpose: the page is no staler for it.)
             pins.setdefault(item.page, set()).add((resolved.upstream, resolved.commit))
     for finding in report.findings:
         item = health.get(finding.page)

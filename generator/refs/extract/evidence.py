@@ -253,19 +253,18 @@ def _quotes(
 def _labels(records: Sequence[RefRecord], indexes: list[int]) -> dict[int, int]:
     """The references among ``indexes`` written as the text of a link to a permalink on their
     line (which gave them its revision: `generator.refs.extract.refs`), with that permalink's."""
+    texts = [i for i in indexes if records[i][8] and records[i][3] is not RefForm.PERMALINK]
+    if not texts:  # (nearly every page: looked for in one pass)
+        return {}
     links = {
         (records[i][0], records[i][8], records[i][10]): i
         for i in indexes
         if records[i][3] is RefForm.PERMALINK
     }
-    if not links:
-        return {}
     return {
         i: links[key]
-        for i in indexes
-        if records[i][3] is not RefForm.PERMALINK
-        and records[i][10]
-        and (key := (records[i][0], records[i][8], records[i][10])) in links
+        for i in texts
+        if (key := (records[i][0], records[i][8], records[i][10])) in links
     }
 
 

@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from hostile_corpus import build  # noqa: E402
+from measure import launched, read_figures  # noqa: E402
 
 EXIT_STATUSES = {
     "verify": {0, 1},  # findings, never a usage problem: the corpus' manifest is sound
@@ -58,14 +59,21 @@ class Run:
 def run(name: str, command: list[str], cwd: Path, timeout: float) -> Run:
     """``command`` in ``cwd``, killed after ``timeout`` seconds, measured."""
     started = time.perf_counter()
-    process = subprocess.Popen(
-        command,
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "NO_MKDOCS_2_WARNING": "1"},
-        start_new_session=True,
-    )
+    # Through `measure`'s launcher: a process forked from this one, which holds the corpora,
+    # would count this one's memory as its own.
+    read_end, write_end = os.pipe()
+    try:
+        process = subprocess.Popen(
+            launched(command, write_end),
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(ROOT), "NO_MKDOCS_2_WARNING": "1"},
+            pass_fds=(write_end,),
+            start_new_session=True,
+        )
+    finally:
+        os.close(write_end)
     assert process.stdout is not None and process.stderr is not None
     timer = threading.Timer(timeout, lambda: os.killpg(process.pid, 9))
     timer.start()
@@ -74,8 +82,10 @@ def run(name: str, command: list[str], cwd: Path, timeout: float) -> Run:
     reader.start()
     stdout = process.stdout.read()
     reader.join()
-    _, status, usage = os.wait4(process.pid, 0)
+    _, status, _ = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
+    figures = read_figures(read_end)  # (none for a run killed with its launcher)
+    peak_mib = figures[1] if figures is not None else 0.0
     hung = not timer.is_alive() and seconds >= timeout
     timer.cancel()
     returncode = os.waitstatus_to_exitcode(status)
@@ -96,7 +106,7 @@ def run(name: str, command: list[str], cwd: Path, timeout: float) -> Run:
         except (ValueError, KeyError) as error:
             crashed = True
             detail = f"no JSON report ({error})"
-    return Run(name, returncode, seconds, usage.ru_maxrss / 1024, hung, crashed, detail)
+    return Run(name, returncode, seconds, peak_mib, hung, crashed, detail)
 
 
 def fuzz_batch(root: Path, timeout: float) -> list[Run]:

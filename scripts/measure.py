@@ -39,7 +39,7 @@ os.set_inheritable(report, False)
 started = time.perf_counter()
 pid = os.fork()
 if pid == 0:
-    os.execv(sys.executable, [sys.executable, "-m", "generator", *sys.argv[2:]])
+    os.execvp(sys.argv[2], sys.argv[2:])
 _, status, usage = os.wait4(pid, 0)
 seconds = time.perf_counter() - started
 os.write(report, f"{seconds} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}".encode())
@@ -47,12 +47,29 @@ sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
+def launched(command: list[str], report: int) -> list[str]:
+    """``command`` run through the launcher, which writes its figures to the file descriptor
+    ``report`` (to be passed on to it) for `read_figures`."""
+    return [sys.executable, "-c", _LAUNCHER, str(report), *command]
+
+
+def read_figures(read_end: int) -> tuple[float, float, float] | None:
+    """What the launcher wrote on the pipe ``read_end`` (closed here): wall seconds, peak MiB
+    and CPU seconds of the command; None when it wrote nothing (killed with the command)."""
+    with os.fdopen(read_end, "rb") as report:
+        figures = report.read().decode().split()
+    if len(figures) != 3:
+        return None
+    seconds, max_rss_kib, cpu_seconds = figures
+    return float(seconds), int(max_rss_kib) / 1024, float(cpu_seconds)
+
+
 def run_generator(args: list[str], cwd: Path) -> Measured:
     """``python -m generator ARGS`` in ``cwd``, measured."""
     read_end, write_end = os.pipe()
     try:
         process = subprocess.Popen(
-            [sys.executable, "-c", _LAUNCHER, str(write_end), *args],
+            launched([sys.executable, "-m", "generator", *args], write_end),
             cwd=cwd,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -65,16 +82,10 @@ def run_generator(args: list[str], cwd: Path) -> Measured:
     # Read both pipes fully before waiting, so a chatty child cannot block on a full pipe.
     stdout, stderr = process.stdout.read(), process.stderr.read()
     process.wait()
-    with os.fdopen(read_end, "rb") as report:
-        figures = report.read().decode().split()
-    if len(figures) != 3:
+    figures = read_figures(read_end)
+    if figures is None:
         raise RuntimeError(f"the generator could not be started: {stderr.decode()}")
-    seconds, max_rss_kib, cpu_seconds = figures
+    seconds, peak_mib, cpu_seconds = figures
     return Measured(
-        process.returncode,
-        stdout.decode(),
-        stderr.decode(),
-        float(seconds),
-        int(max_rss_kib) / 1024,
-        float(cpu_seconds),
+        process.returncode, stdout.decode(), stderr.decode(), seconds, peak_mib, cpu_seconds
     )

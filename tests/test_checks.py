@@ -395,6 +395,22 @@ def test_ignore_option_drops_a_check(lib_kb):
     assert [f.check for f in report.findings] == ["range-outside-file"]
 
 
+def test_a_range_cutting_into_the_symbol_says_so(lib_kb):
+    """`alpha()` (lib/core.py:7-9): the body of `alpha` without its `def` line, and two blank
+    lines after it. "Not in range" said nothing of the code being mostly there."""
+    [(check, _, _, message, suggestion)] = findings(lib_kb, "`alpha()` (lib/core.py:7-9)\n")
+    assert check == "symbol-not-in-range"
+    assert message.startswith("Range 7-9 of 'lib/core.py' at lib@")
+    assert message.endswith(
+        "covers `alpha` (lines 6-7) only in part, without the line that defines it"
+    )
+    assert suggestion == "it is defined at lib/core.py:6-7"
+    # Inside the body, it is the symbol's; apart from it, not in range.
+    assert checks(lib_kb, "`alpha()` (lib/core.py:7)\n") == []
+    [(_, _, _, message, _)] = findings(lib_kb, "`alpha()` (lib/core.py:14-15)\n")
+    assert message.startswith("`alpha` is not in range 14-15")
+
+
 def test_symbol_in_a_comment_or_docstring_does_not_count(kb):
     repo = kb.new_upstream("lib")
     sha = repo.commit(

@@ -1382,6 +1382,14 @@ class Resolver:
             else f"`{ref.symbol}` is not in "
         )
         message = f"{said}{_range_words(ref)} of '{path}' at {at}"
+        cut = next((span for span in spans if _overlap(span, ref.start, ref.end)), None)
+        if cut is not None and not only_mentioned:
+            # Most of the code may be in the range, all but the line that names it: off by a
+            # line or two, which "not in range" alone would not say.
+            message = (
+                f"{_range_words(ref).capitalize()} of '{path}' at {at} covers `{ref.symbol}` "
+                f"(lines {cut[0]}-{cut[1]}) only in part, without the line that defines it"
+            )
         if spans:
             self._add(
                 result,

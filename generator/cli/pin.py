@@ -60,20 +60,20 @@ def run_pin(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(_json(suggestion), ensure_ascii=False, indent=2) + "\n")
         return EXIT_OK if suggestion.not_written is None else EXIT_FAILED
-    held = (
-        f" ({plural(suggestion.held, 'reference')} sync holds at older commits not weighed)"
-        if suggestion.held
-        else ""
-    )
+    not_weighed = ""
+    if suggestion.held:
+        not_weighed += (
+            f" ({plural(suggestion.held, 'reference')} sync holds at older commits not weighed)"
+        )
     if suggestion.linked:
-        held += (
+        not_weighed += (
             f" ({plural(suggestion.linked, 'reference')} naming commits of their own, as "
             "permalinks do, not weighed)"
         )
     print(
         f"{suggestion.upstream}: {plural(suggestion.refs, 'reference')} on "
         f"{plural(len(suggestion.pages), 'page')}, "
-        f"pinned at {suggestion.pin[:7]}{held}"
+        f"pinned at {suggestion.pin[:7]}{not_weighed}"
     )
     header = (
         f"{'commit':9} {'date':10} {'up':>4} {'against':>7} {'unknown':>7} {'whole':>5}  subject"

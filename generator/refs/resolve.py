@@ -540,8 +540,8 @@ class Resolver:
             own = self.manifest.upstreams.get(context.upstream or "")
             if own is not None and not opened(own):
                 continue
-            for path, lines in paths:
-                found = self._searched_blob(path, context) if lines else None
+            for path in {path for path, lines in paths if lines}:  # (each searched once)
+                found = self._searched_blob(path, context)
                 if found is not None:
                     blobs.setdefault(found[0], []).append(found[1])
         for name, shas in blobs.items():

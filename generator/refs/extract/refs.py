@@ -377,21 +377,22 @@ def _labels_of_permalinks(layout: MarkdownLayout, records: list[RefRecord]) -> l
     does: it takes the permalink's repository, host and revision, so that it is checked at the
     link's commit rather than the page's pin, and a sync moves it only with the link."""
     text, starts = layout.text, layout.line_starts
-    labels: list[tuple[int, int, RefRecord]] = []  # (first, end) of a link's text, its link
+    # By line, (first, end) of each link's text and its link: a link's text is on its line.
+    labels: dict[int, list[tuple[int, int, RefRecord]]] = {}
     for record in records:
         if record[3] is RefForm.PERMALINK:
             line_start = starts[record[0] - 1]
             url = line_start + record[1] - 1
             opening = text.rfind("[", line_start, url - 2)
             if opening != -1 and text.startswith("](", url - 2):
-                labels.append((opening + 1, url - 2, record))
+                labels.setdefault(record[0], []).append((opening + 1, url - 2, record))
     if not labels:
         return records
     paired = []
     for record in records:
-        if record[3] is RefForm.PATH or record[3] is RefForm.BARE:
+        if record[0] in labels and (record[3] is RefForm.PATH or record[3] is RefForm.BARE):
             at = starts[record[0] - 1] + record[1] - 1
-            for first, end, link in labels:
+            for first, end, link in labels[record[0]]:
                 linked = link[4]
                 path = record[4].removeprefix("./")
                 if first <= at < end and (linked == path or linked.endswith("/" + path)):

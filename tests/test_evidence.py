@@ -1096,6 +1096,41 @@ def test_a_block_between_a_sentence_and_its_own_caption_is_the_caption_s(actor_k
     assert finding.check == "quote-elsewhere" and finding.fix == ("lib/actor.py", 15, 21)
 
 
+def test_a_phrase_caption_under_each_block_takes_its_own_block(kb: KB) -> None:
+    """Two blocks, each captioned below by a lines phrase with a long path: the first caption
+    was read as a sentence (the path counted as its words), took the second block, and a
+    correct reference got an error and a fix onto the other block's lines."""
+    checkpointing = (
+        "import os\n\n\ndef save(save_dir, iteration):\n"
+        '    tracker = os.path.join(save_dir, "latest_iteration.txt")\n'
+        '    with open(tracker, "w") as f:\n        f.write(str(iteration))\n\n\n'
+        "def load(load_dir):\n"
+        '    tracker = os.path.join(load_dir, "latest_iteration.txt")\n'
+        "    if not os.path.isfile(tracker):\n        return 0\n"
+        "    with open(tracker) as f:\n        return int(f.read().strip())\n"
+    )
+    path = "megatron/core/dist_checkpointing/checkpointing.py"
+    repo = kb.new_upstream("megatron")
+    pin = repo.commit({path: checkpointing}, "Checkpoints")
+    kb.add_upstream("megatron", repo, pin, prefixes=["megatron/"])
+    lines = checkpointing.splitlines()
+    save_block = "```python\n" + "\n".join(lines[4:7]) + "\n```"
+    load_block = "```python\n" + "\n".join(lines[10:15]) + "\n```"
+    for save_caption, load_caption in (
+        (f"（见 {path} 第 5-7 行）", f"（见 {path} 第 11-15 行）"),
+        (f"Source: lines 5-7 of {path}", f"Source: lines 11-15 of {path}"),
+    ):
+        kb.page("a.md", f"{save_block}\n{save_caption}\n\n{load_block}\n{load_caption}\n")
+        assert findings(kb) == [], save_caption
+    # The same captions, each at the other's lines: both blocks are read as theirs.
+    kb.page(
+        "a.md",
+        f"{save_block}\nSource: lines 11-15 of {path}\n\n{load_block}\nSource: lines 5-7 of {path}\n",
+    )
+    fixes = sorted(f.fix for f in findings(kb, "quote-elsewhere"))
+    assert fixes == [(path, 5, 7), (path, 11, 15)]
+
+
 def test_a_sentence_after_a_block_is_no_caption_that_takes_it(actor_kb: KB) -> None:
     """Short sentences after a block, or ones starting "This is", took the block from the
     reference above it: a false error, and a fix onto the block's lines."""

@@ -232,7 +232,7 @@ def _quotes(
         index = by_line[line]
         if index in quotes or not quotes_language(fence.language, records[index][4]):
             continue
-        if not _is_caption(layout, line, records[index][2]):
+        if not _is_caption(layout, line, records[index]):
             continue
         if (
             line > fence.close_line + 1
@@ -549,18 +549,29 @@ def _caption_only(layout: MarkdownLayout, line: int, record: RefRecord) -> bool:
     ``From``, ``见``, ``出自``), or words saying the block above is what it cites (``That is
     `f` in``, ``The snippet above is``, ``以上代码来自``); not a sentence of its own
     (``Then x.py:12-16 scores.``, ``This is called from x.py:30``)."""
-    reference, path = record[2], record[4]
     start, end = layout.line_bounds(layout.line_starts[line - 1])
     written = layout.text[start:end].rstrip()
-    if len(written) - len(reference) > _CAPTION_ROOM or written.endswith((":", "：")):
+    if len(written) - len(record[2]) - len(record[4]) > _CAPTION_ROOM or written.endswith(
+        (":", "：")
+    ):
         return False  # a sentence; or a line introducing what follows it
-    around = written.replace(reference, " ", 1)
-    if not reference.startswith(path):  # lines written apart from their path: a phrase's
-        around = _PHRASE_WORDS.sub(" ", around.replace(path, " ", 1))
+    around = _besides_reference(written, record)
+    if len(around) > _CAPTION_ROOM:
+        return False
     around = around.strip(" \t`*_:：-—–()（）[]【】.。,，>")
     if around and not _BACK.match(around) and not _CAPTION_WORD.fullmatch(around):
         return False  # (most lines: a sentence, told without `_is_caption`'s searches)
-    return _is_caption(layout, line, reference)
+    return _is_caption(layout, line, record)
+
+
+def _besides_reference(written: str, record: RefRecord) -> str:
+    """The page line ``written`` without its reference: for lines written apart from their
+    path (a phrase's), without the path and the phrase's words too."""
+    reference, path = record[2], record[4]
+    around = written.replace(reference, " ", 1)
+    if not reference.startswith(path):
+        around = _PHRASE_WORDS.sub(" ", around.replace(path, " ", 1))
+    return around
 
 
 _PHRASE_WORDS = lazy_pattern(r"第|行|\b(?:[Ll]ines?|of|in|at)\b")
@@ -601,12 +612,13 @@ def _is_output(caption: str) -> bool:
     return _OUTPUT.fullmatch(caption.strip(" \t*_").rstrip(":：").strip(" \t*_")) is not None
 
 
-def _is_caption(layout: MarkdownLayout, line: int, reference: str) -> bool:
+def _is_caption(layout: MarkdownLayout, line: int, record: RefRecord) -> bool:
     """Whether the page line holding a reference reads as a caption of the block above it:
-    little else than the reference, and not a list item or a heading of its own."""
+    little else than the reference (a phrase's path and words count as its own), and not a
+    list item or a heading of its own."""
     start, end = layout.line_bounds(layout.line_starts[line - 1])
     written = layout.text[start:end].strip()
-    around = written.replace(reference, " ", 1)
+    around = _besides_reference(written, record)
     if (
         _LIST_ITEM.match(written)
         or written.startswith(("#", "|"))

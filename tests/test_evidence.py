@@ -1125,7 +1125,8 @@ def test_a_phrase_caption_under_each_block_takes_its_own_block(kb: KB) -> None:
     # The same captions, each at the other's lines: both blocks are read as theirs.
     kb.page(
         "a.md",
-        f"{save_block}\nSource: lines 11-15 of {path}\n\n{load_block}\nSource: lines 5-7 of {path}\n",
+        f"{save_block}\nSource: lines 11-15 of {path}\n\n"
+        f"{load_block}\nSource: lines 5-7 of {path}\n",
     )
     fixes = sorted(f.fix for f in findings(kb, "quote-elsewhere"))
     assert fixes == [(path, 5, 7), (path, 11, 15)]

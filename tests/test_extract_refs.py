@@ -396,6 +396,11 @@ def test_table_row_with_a_path_cell_and_a_range_cell():
         ),
         ("See lines 12 to 20 in actor.py.", "actor.py", 12, 20, None),
         ("It is line 12 of `actor.py`, in `setup()`.", "actor.py", 12, 12, None),
+        # Emphasis around the phrase or its path is not part of the path.
+        ("*lines 32-35 of slime/ckpt/save.py*", "slime/ckpt/save.py", 32, 35, None),
+        ("lines 32-35 of *slime/ckpt/save.py*", "slime/ckpt/save.py", 32, 35, None),
+        ("**Source:** lines 32-35 of **save.py**", "save.py", 32, 35, None),
+        ("第 32-35 行（*save.py*）", "save.py", 32, 35, None),
     ],
 )
 def test_lines_phrases_in_english_and_chinese(written, path, start, end, symbol):
@@ -419,6 +424,15 @@ def test_lines_phrases_in_english_and_chinese(written, path, start, end, symbol)
         ("`_masked_softmax` is at lines 53-57 of attention.py", "_masked_softmax"),
         ("lines 53-57 of attention.py hold `_masked_softmax`.", "_masked_softmax"),
         ("(lines 53-57 of attention.py) define `_masked_softmax`.", "_masked_softmax"),
+        # The path in a code span or emphasis of its own, as LLM drafts write it.
+        ("`Attention.__init__` 在 `attention.py` 第 68-76 行", "Attention.__init__"),
+        ("`Attention.__init__`（`model/attention.py` 第 68-76 行）", "Attention.__init__"),
+        ("`_masked_softmax` is at lines 53-57 of `attention.py`", "_masked_softmax"),
+        ("lines 53-57 of `attention.py` hold `_masked_softmax`.", "_masked_softmax"),
+        ("lines 53-57 of *attention.py* hold `_masked_softmax`.", "_masked_softmax"),
+        ("`_masked_softmax` (`attention.py`:53-57)", "_masked_softmax"),
+        ("`_masked_softmax` 在 `attention.py`：53-57", "_masked_softmax"),
+        ("See `attention.py`:53-57", None),
         # Not named as what the lines hold: a caller, a place where it is called, the path.
         ("The loop in attention.py (lines 5-9) calls `fetch()`.", None),
         ("调用 `foo()` 的地方在 attention.py 第 10-20 行", None),

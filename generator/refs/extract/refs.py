@@ -1011,17 +1011,21 @@ _L_LINES_END = lazy_pattern(r"[ \t]*(?:[)）]|[.,;:。，；：](?!\w)|$)", re.M
 """What follows ``L`` lines that cite: a bracket closing, or the end of the clause (``L1-L2
 regularization`` names a norm)."""
 # "lines 9-14 of `x.py`": the path after the phrase, joined to it by a preposition.
+# The path after a phrase, in a code span or emphasis of its own or not ("of `x.py`", "of
+# *x.py*"; a path's `*` would be a glob).
+_WRAPPED_PATH = r"(?P<tick>`?|\*\*?)(?P<path>[^\s`*,;()（）{stop}]+)(?P=tick)"
 _PATH_AFTER = lazy_pattern(
-    r"[ \t]+(?:of|in|from)[ \t]+(?P<tick>`?)(?P<path>[^\s`,;()（）【】，。；：、]+)(?P=tick)"
+    r"[ \t]+(?:of|in|from)[ \t]+" + _WRAPPED_PATH.format(stop="【】，。；：、")
 )
 # "（第 31-37 行）在 toy/data.py 里": the path after the phrase, said to hold the lines.
 _PATH_AFTER_ZH = lazy_pattern(
-    r"[ \t]*行?[ \t]*[)）]?[ \t]*(?:在|位于)[ \t]*(?P<tick>`?)(?P<path>[^\s`,;()（）]+)(?P=tick)"
-    r"[ \t]*(?:里|中|内)"
+    r"[ \t]*行?[ \t]*[)）]?[ \t]*(?:在|位于)[ \t]*"
+    + _WRAPPED_PATH.format(stop="")
+    + r"[ \t]*(?:里|中|内)"
 )
 # "第 23 至 29 行（config.py）", "lines 9-14 (`x.py`)": the path in brackets right after.
 _PATH_IN_BRACKETS = lazy_pattern(
-    r"[ \t]*行?[ \t]*[(（][ \t]*(?P<tick>`?)(?P<path>[^\s`,;()（）]+)(?P=tick)[ \t]*[)）]"
+    r"[ \t]*行?[ \t]*[(（][ \t]*" + _WRAPPED_PATH.format(stop="") + r"[ \t]*[)）]"
 )
 _PHRASE_GAP = 48
 """Characters that may separate a path from the lines phrase about it (``x.py` 中 `f()` 的第``)."""
@@ -1087,7 +1091,11 @@ def _after_code_span_records(
         start = int(match["start"])
         end = int(match["end"]) if match["end"] else start
         consumed.add(layout.position(match.start("path")))
-        records.append(_apart(line, column, body[begin:finish], path, start, end, None, "phrase"))
+        # A code span right before names the symbol (`` `f` (`x.py`:3-5)``), as for a phrase.
+        lowest = max(layout.line_bounds(begin)[0], match.start() - _NAME_REACH)
+        named = _NAME_BEFORE_PATH.search(body, lowest, match.start())
+        symbol = _symbol_in(named[1]) if named else None
+        records.append(_apart(line, column, body[begin:finish], path, start, end, symbol, "phrase"))
         if finish < len(body) and body[finish] in _LIST_SEPARATORS:  # `x.py`:3, 7-9
             line_start = layout.line_starts[line - 1]
             records.extend(_listed(body, finish, line, line_start, path, False))
@@ -1461,10 +1469,16 @@ def _phrase_symbols(
         named = _NAME_BEFORE_LINES.search(body, lowest, lines.first)
         end = max(lines.finish, path_offset + len(path))
     else:
-        named = _NAME_BEFORE_PATH.search(body, lowest, path_offset)
+        # (The path's own code span or emphasis, `` `f` 在 `x.py` 第 5-9 行``, is not between.)
+        edge = path_offset
+        while edge > lowest and body[edge - 1] in _MARKERS:
+            edge -= 1
+        named = _NAME_BEFORE_PATH.search(body, lowest, edge)
         end = lines.finish
     after = None
     if named is None:
+        while end < len(body) and body[end] in _MARKERS:
+            end += 1  # (lines 5-9 of `x.py` hold ...)
         closing = body.find(")", end, end + 2)  # (lines 5-9 of x.py) hold ...
         after = _NAME_AFTER_PHRASE.match(body, end + 1 if closing == end else end)
     if ranges == 1:
@@ -1478,6 +1492,8 @@ def _phrase_symbols(
     return [names[-1]] if len(names) == 1 else []
 
 
+_MARKERS = frozenset("`*_")
+"""Code span and emphasis markers, which may wrap a phrase's path."""
 _NAME_REACH = 300
 """Characters before a phrase looked at for the name beside it (a line of a thousand phrases
 would otherwise be searched from its start for each)."""

@@ -86,8 +86,17 @@ def test_ambiguous_bare_name_lists_candidates(lib_kb):
 def test_a_bare_name_resolved_from_the_page_context(lib_kb):
     # The page cites the same file by its full path elsewhere.
     assert checks(lib_kb, "lib/sub/core.py:1 and again core.py:4-5\n") == []
-    # Another file of the same directory.
-    [(check, _, _, message, _)] = findings(lib_kb, "lib/sub/core.py:1 then core.py:15\n")
+    # The file the page cites cannot hold the lines (5 lines long; or not the symbol there),
+    # another of the name can: which one is meant is not guessed (nor written in by ingest).
+    for body in (
+        "lib/sub/core.py:1 then core.py:15\n",
+        "lib/core.py:1 and `epsilon()` (core.py:4-5)\n",
+    ):
+        [(check, _, _, message, _)] = findings(lib_kb, body)
+        assert check == "ambiguous-file", body
+        assert "lib/core.py" in message and "lib/sub/core.py" in message
+    # When no other file can hold them either, the page's file is the one meant.
+    [(check, _, _, message, _)] = findings(lib_kb, "lib/sub/core.py:1 then core.py:40\n")
     assert check == "range-outside-file" and "'lib/sub/core.py'" in message
     # Only one candidate is long enough for the range.
     assert checks(lib_kb, "core.py:14\n") == []

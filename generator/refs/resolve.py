@@ -1074,6 +1074,15 @@ class Resolver:
             lambda u, p: posixpath.dirname(p) in {posixpath.dirname(c) for c in context.cited},
         ):
             kept = [(u, p) for u, p in candidates if keep(u, p)]
+            if kept and len(kept) < len(candidates) and not self._any_may_hold(kept, ref, context):
+                # The page's other references point one way, the cited lines another: no file
+                # it cites can hold them, another of the name can. Which one is meant is the
+                # writer's call, not a guess of ours (nor a path `ingest` writes in).
+                holding = [
+                    c for c in candidates if c not in kept and self._may_hold(c, ref, context)
+                ]
+                if holding:
+                    return kept + holding
             if kept:
                 candidates = kept
                 if len(candidates) == 1:
@@ -1125,6 +1134,24 @@ class Resolver:
             if quoted:
                 candidates = quoted
         return candidates
+
+    def _any_may_hold(
+        self, candidates: list[tuple[Upstream, str]], ref: CodeRef, context: PageContext
+    ) -> bool:
+        return any(self._may_hold(candidate, ref, context) for candidate in candidates)
+
+    def _may_hold(
+        self, candidate: tuple[Upstream, str], ref: CodeRef, context: PageContext
+    ) -> bool:
+        """Whether the file can hold what the reference cites: the range fits it and, with a
+        symbol named beside the range, the symbol occurs there (true without a range)."""
+        if ref.start is None or ref.end is None:
+            return True
+        upstream, path = candidate
+        blob = self.blob_at(upstream, self.commit_for(upstream, context), path)
+        if blob is None or blob.is_binary or ref.end > blob.line_count:
+            return False
+        return not ref.symbol or _occurs(blob.lines, last_name(ref.symbol), ref.start, ref.end)
 
     def _holds_quote(
         self, upstream: Upstream, path: str, quote: Quote, context: PageContext

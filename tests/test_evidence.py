@@ -429,7 +429,6 @@ CLASSES = {
         ("`Deep.save` (lib/base.py:2-4)", False),  # from Base, through FSDP
         ("`Megatron.save` (lib/megatron.py:2-4)", False),
         # Where the code does not say plainly, nothing is said.
-        ("`Nowhere.save` (lib/megatron.py:2-4)", False),  # no such class: a name of another
         ("`Assigned.save` (lib/base.py:2-4)", False),  # a class by assignment
         ("`Wrapped.save` (lib/base.py:2-4)", False),  # bases over several lines
         ("`Aliased.save` (lib/base.py:2-4)", False),  # Base imported as B
@@ -454,6 +453,40 @@ def test_a_method_named_with_a_class_that_neither_defines_nor_inherits_it(
     assert finding.check == "symbol-not-in-range"
     assert "range 2-4 of 'lib/megatron.py'" in finding.message
     assert "holds `Megatron.save`, not" in finding.message
+
+
+@pytest.mark.parametrize(
+    ("cited", "warned"),
+    [
+        ("`Nowhere.save` (lib/megatron.py:2-4)", True),  # a class renamed, or never there
+        ("`Module.save` (lib/torchish.py:5-6)", False),  # a base from elsewhere (`nn.Module`)
+        ("`B.save` (lib/megatron.py:2-4)", False),  # capitals alone: an alias (`F.gelu`)
+        ("`Assigned.save` (lib/megatron.py:2-4)", False),  # a name of the upstream's code
+        ("`Helper.save` (lib/torchish.py:5-6)", False),  # mentioned in the file: imported
+    ],
+)
+def test_a_method_named_with_a_class_the_upstream_does_not_have_is_a_warning(
+    kb: KB, cited: str, warned: bool
+) -> None:
+    """`MLP.forward` cited at `ParallelMLP.forward` after `MLP` was renamed passed: a class no
+    header of the upstream declares was taken for one from elsewhere, whatever it was."""
+    repo = kb.new_upstream("lib")
+    torchish = (
+        "import torch.nn as nn\nfrom lib.helpers import Helper  # noqa\n\n\n"
+        "class Layer(nn.Module):\n    def save(self, path):\n        return path\n"
+    )
+    pin = repo.commit({**CLASSES, "lib/torchish.py": torchish}, "Classes")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    kb.page("a.md", cited + "\n")
+    found = findings(kb)
+    if not warned:
+        assert found == []
+        return
+    (finding,) = found
+    assert (finding.check, finding.severity) == ("symbol-not-found", Severity.WARNING)
+    assert "no class `Nowhere` is defined in lib@" in finding.message
+    assert "range 2-4 of 'lib/megatron.py' holds `Megatron.save`" in finding.message
+    assert finding.suggestion is not None and "`Megatron.save`" in finding.suggestion
 
 
 def test_a_name_only_in_a_docstring_is_said_so(actor_kb: KB) -> None:

@@ -1392,6 +1392,21 @@ class Resolver:
                     f"'{path}' defines no `{owner}`; cite the lines of `{ref.symbol}`",
                 )
                 return
+            if (
+                holder is not None
+                and holder != owner
+                and self._no_such_class(result, owner, holder, blob)
+            ):
+                # `MLP.forward` cited at `ParallelMLP.forward` after the class was renamed:
+                # the lines are the method's, the page names a class the code no longer has.
+                self._add(
+                    result,
+                    "symbol-not-found",
+                    f"no class `{owner}` is defined in {at}; {_range_words(ref)} of '{path}' "
+                    f"holds `{holder}.{name}`",
+                    f"if `{owner}` was renamed, name the class the code has: `{holder}.{name}`",
+                )
+                return
         # In Python, a name in a comment or docstring does not count: `wake_up`'s docstring
         # mentioning `sleep` does not make lines of `wake_up` a reference to `sleep()`.
         if (python and blob.occurs_in_code(name, ref.start, ref.end)) or (
@@ -1466,19 +1481,44 @@ class Resolver:
         self._check_symbol(trial, blob, fix.path, f"{upstream.name}@{commit[:7]}")
         return not trial.findings
 
+    def _class_index(self, result: ResolvedRef) -> inheritance.ClassIndex | None:
+        """The class headers of the Python files at the reference's commit (one ``git grep``
+        a commit), or None with nothing to look in."""
+        upstream = self.manifest.upstreams.get(result.upstream or "")
+        if upstream is None or result.commit is None:
+            return None
+        index = self._class_indexes.get((upstream.name, result.commit))
+        if index is None:
+            headers = self.store(upstream).grep(
+                result.commit, [inheritance.CLASS_HEADERS], _PYTHON_FILES
+            )
+            index = inheritance.ClassIndex(headers)
+            self._class_indexes[upstream.name, result.commit] = index
+        return index
+
+    def _no_such_class(self, result: ResolvedRef, owner: str, holder: str, blob: BlobText) -> bool:
+        """Whether the class ``owner`` (``MLP``) is plainly not in the upstream at the
+        reference's commit: a name in CapWords (not ``F``) that neither the cited file nor
+        any other Python file of the commit mentions (as a class, a base such as
+        ``nn.Module``, an import, an alias or an assignment)."""
+        upstream = self.manifest.upstreams.get(result.upstream or "")
+        if upstream is None or result.commit is None or owner.isupper():
+            return False
+        if _first_occurrence(blob.lines, owner) is not None:
+            return False
+        word = rf"(^|[^A-Za-z0-9_]){owner}([^A-Za-z0-9_]|$)"
+        return not self.store(upstream).grep(result.commit, [word], _PYTHON_FILES)
+
     def _inherits(self, result: ResolvedRef, owner: str, holder: str) -> bool:
         """Whether class ``owner``, as the upstream's Python code declares it at the
         reference's commit, may inherit from ``holder`` (`inheritance.derives_from`): then
         `owner.name` may well be the method of ``holder``. True also when the code does not
         say, so that the check stays silent."""
-        upstream = self.manifest.upstreams.get(result.upstream or "")
-        if upstream is None or result.commit is None:
-            return True  # (nothing to look in: say nothing)
-        store, commit = self.store(upstream), result.commit
-        index = self._class_indexes.get((upstream.name, commit))
+        index = self._class_index(result)
         if index is None:
-            headers = store.grep(commit, [inheritance.CLASS_HEADERS], _PYTHON_FILES)
-            index = self._class_indexes[upstream.name, commit] = inheritance.ClassIndex(headers)
+            return True  # (nothing to look in: say nothing)
+        upstream = self.manifest.upstreams[result.upstream or ""]
+        store, commit = self.store(upstream), result.commit or upstream.pin
 
         def aliases() -> set[str]:
             lines = store.grep(commit, inheritance.alias_patterns(holder), _PYTHON_FILES)

@@ -220,6 +220,15 @@ def test_usage_errors_exit_two(lib_kb):
     assert "unknown check id(s) to ignore: no-such-check" in result.stderr
     late = lib_kb.cli("verify", "docs", "-v")
     assert late.returncode == 2 and "hint: -v goes before the command" in late.stderr
+    # A misspelt option: the command's usage (not the list of commands), and the option meant.
+    typo = lib_kb.cli("verify", "--formt", "json")
+    assert typo.returncode == 2 and typo.stderr.startswith("usage: kb verify ")
+    assert "unrecognized arguments: --formt (did you mean --format?)" in typo.stderr
+    typo = lib_kb.cli("upstreams", "fetch", "--bogus")
+    assert typo.returncode == 2 and typo.stderr.startswith("usage: kb upstreams fetch ")
+    nowhere = lib_kb.cli("verify", "--docs-root", "/nonexistent")
+    assert nowhere.returncode == 2
+    assert "error: /nonexistent: no such directory to verify" in nowhere.stderr
     missing = lib_kb.cli("verify", "--manifest", "nope.yaml")
     assert missing.returncode == 2 and "kb init DIRECTORY starts one" in missing.stderr
 

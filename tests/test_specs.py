@@ -131,6 +131,16 @@ def test_specs_validate_command(tmp_path):
     assert [f["check"] for f in data["findings"]] == ["field-invalid"]
 
 
+def test_board_refuses_a_negative_lag(tmp_path):
+    """`--max-behind -3` was taken, and every page then lagged too far."""
+    for value, said in (
+        ("-3", "expected 0 or more commits, got '-3'"),
+        ("x", "expected a number of commits, got 'x'"),
+    ):
+        result = cli(tmp_path, "specs", "board", "--max-behind", value)
+        assert result.returncode == 2 and f"argument --max-behind: {said}" in result.stderr
+
+
 def test_board_json_on_the_repository(demo_kb):
     # The repository's own specs and pages, with the demo upstreams built for the test (a fresh
     # clone has no .cache/ yet).

@@ -330,6 +330,11 @@ def test_to_takes_an_ancestor_of_a_branch_or_tag(synced_kb):
     assert "pkg/core.py:10 -> pkg/core.py:13" in result.stdout
     result = cli(root, "sync", "up", "--no-fetch", "--to", f"{branch}~5", "--dry-run")
     assert result.returncode == 2 and f"'{branch}~5' is not a commit of 'up'" in result.stderr
+    # An empty one (`--to "$REV"` with REV unset) is no branch head: refused, nothing written.
+    before = snapshot(root)
+    result = cli(root, "sync", "up", "--no-fetch", "--to", "")
+    assert result.returncode == 2 and "argument --to: is empty" in result.stderr
+    assert snapshot(root) == before
 
 
 def test_a_dry_run_says_when_the_real_run_would_stop(synced_kb):

@@ -72,8 +72,48 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(_command_named(arguments)).parse_args(arguments)
+    parser = build_parser(_command_named(arguments))
+    args, unknown = parser.parse_known_args(arguments)
+    if unknown:
+        command = _command_parser(parser, args)
+        command.error(_unrecognized(command, unknown))
     return _dispatch(args)
+
+
+def _command_parser(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> argparse.ArgumentParser:
+    """The parser of the command ``args`` ran (``upstreams fetch``'s, not ``kb``'s), whose
+    usage an error in its arguments shows."""
+    while True:
+        chosen = None
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(args, action.dest, None) or "")
+        if chosen is None:
+            return parser
+        parser = chosen
+
+
+def _unrecognized(command: argparse.ArgumentParser, unknown: list[str]) -> str:
+    """argparse's message for arguments a command does not take, with the option meant when
+    one is close (``--formt``: ``--format``)."""
+    import difflib  # (only on this error: not every run's start-up)
+
+    message = f"unrecognized arguments: {' '.join(unknown)}"
+    options = [
+        option
+        for action in command._actions
+        for option in action.option_strings
+        if option.startswith("--")
+    ]
+    for argument in unknown:
+        written = argument.split("=", 1)[0]
+        if written.startswith("--"):
+            close = difflib.get_close_matches(written, options, n=1, cutoff=0.7)
+            if close:
+                return f"{message} (did you mean {close[0]}?)"
+    return message
 
 
 def _command_named(arguments: Sequence[str]) -> str | None:

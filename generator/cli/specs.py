@@ -11,6 +11,16 @@ from generator.cli.common import EXIT_FINDINGS, EXIT_OK
 from generator.upstream.manifest import MANIFEST_NAME, ConfigError, find_manifest, load_manifest
 
 
+def _commits(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of commits, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more commits, got {text!r}")
+    return value
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     specs = commands.add_parser(
         "specs",
@@ -44,7 +54,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     board.add_argument(
         "--max-behind",
-        type=int,
+        type=_commits,
         metavar="N",
         help="commits a pin may lag its upstream's branch (default: the spec's "
         "acceptance.max_commits_behind, else 20)",

@@ -20,6 +20,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+def _revision(text: str) -> str:
+    """REV as given: an empty one (an unset variable in ``--to "$REV"``) is refused rather
+    than taken for the branch's head, which is what no --to means."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty; give a commit SHA, tag or branch")
+    return text.strip()
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     sync = commands.add_parser(
         "sync",
@@ -34,6 +42,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     sync.add_argument(
         "--to",
         metavar="REV",
+        type=_revision,
         help="target revision: a commit SHA, tag or branch, or an ancestor of one (main~1); "
         "one upstream only; default: the tracked branch's head",
     )

@@ -1105,6 +1105,8 @@ def open_verifier(
     manifest = manifest_for(path_objects, manifest_path)
     if not path_objects:
         docs = docs_root or docs_dir_of(manifest)
+        if not docs.is_dir():  # (as given, not as a path relative to here: ../../nonexistent)
+            raise ConfigError(f"{shown_path(docs)}: no such directory to verify")
         path_objects = [Path(os.path.relpath(docs))]
         paths = path_objects
     root = docs_root or docs_root_for(manifest, path_objects)

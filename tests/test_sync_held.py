@@ -98,6 +98,45 @@ def test_a_rewrite_that_creates_the_text_of_a_held_reference_does_not_steal_its_
     assert [(f["text"], f["commit"]) for f in held] == [("pkg/u.py:5-7", v1)]
 
 
+def test_an_edit_that_writes_a_held_reference_s_text_above_it_leaves_the_hold_where_it_was(
+    tmp_path,
+):
+    """A held `第 5-7 行` was named by text and occurrence only: a sentence written above it
+    citing the same lines took the hold (checked at the old commit), and the held one was
+    checked at the new pin as written, and passed. The entry records the words before the
+    reference on its line, and binds by them while a line still reads so."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    v1 = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND}, "base")
+    v2 = repo.commit(
+        {"pkg/u.py": FIRST + "\n" + SECOND.replace("(items)\n", "(items) + 1\n")}, "edit second"
+    )
+    held_line = "`second()` 的主体在 pkg/u.py 第 5-7 行。"
+    root = _kb(tmp_path, repo, v1, {"u.md": f"# U\n\n{held_line}\n"})
+    _sync(root, v2)
+    page = (root / "docs" / "u.md").read_text("utf-8")
+    assert "context: '`second()` 的主体在 pkg/u.py 第'" in page
+    assert [f["line"] for f in _findings(root) if f["check"] == "ref-needs-review"] == [
+        page.splitlines().index(held_line) + 1
+    ]
+    # Someone adds a sentence citing the same lines above it, as v2 has them.
+    edited = page.replace(
+        held_line, "补充：`second()` 在 pkg/u.py 第 5-7 行之前有注释。\n\n" + held_line
+    )
+    (root / "docs" / "u.md").write_text(edited, "utf-8")
+    findings = _findings(root)
+    lines = edited.splitlines()
+    held = [f["line"] for f in findings if f["check"] == "ref-needs-review"]
+    assert held == [lines.index(held_line) + 1]  # still the one sync held
+    assert [f for f in findings if f["check"] == "held-ref-unmatched"] == []
+    # When the held line itself is edited, the entry falls back to its occurrence, as before.
+    reworded = edited.replace(held_line, "它的主体在 pkg/u.py 第 5-7 行。")
+    (root / "docs" / "u.md").write_text(reworded, "utf-8")
+    held = [f["line"] for f in _findings(root) if f["check"] == "ref-needs-review"]
+    assert held == [
+        reworded.splitlines().index("补充：`second()` 在 pkg/u.py 第 5-7 行之前有注释。") + 1
+    ]
+
+
 def repo_text(repo: RepoBuilder, commit: str, path: str) -> str:
     return run_git(repo.path, "show", f"{commit}:{path}") + "\n"
 

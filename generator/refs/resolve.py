@@ -21,9 +21,9 @@ import functools
 import logging
 import posixpath
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from generator.checks import severity_of
 from generator.files import shown_path
@@ -57,6 +57,64 @@ class HeldRef:
     occurrence: int
     status: str
     candidate: str | None = None
+    context: str | None = None
+    """What its page line held before it when it was held (`written_before`): with it, an edit
+    that writes the same reference above it does not move the entry onto that one."""
+
+
+Key = TypeVar("Key")
+
+HELD_CONTEXT = 40
+"""Characters before a held reference on its line that its ``held_refs`` entry records."""
+
+
+def written_before(text: str, offset: int) -> str:
+    """What the line of ``text`` holding a reference at ``offset`` holds before it: its last
+    `HELD_CONTEXT` characters, without white space at either end."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    return text[max(line_start, offset - HELD_CONTEXT) : offset].strip()
+
+
+def held_bound(
+    held: Mapping[tuple[str, int], HeldRef], text: str, records: Sequence[RefRecord]
+) -> dict[int, HeldRef]:
+    """The held reference each of a page's references (``records``, found in ``text``) is,
+    by the reference's index (`bind_held`)."""
+    lines = text.split("\n")
+    bound = bind_held(
+        {key: (ref.text, ref.occurrence, ref.context) for key, ref in held.items()},
+        [(r[2], written_before(lines[r[0] - 1], r[1] - 1)) for r in records],
+    )
+    return {index: held[key] for index, key in bound.items()}
+
+
+def bind_held(
+    entries: Mapping[Key, tuple[str, int, str | None]], refs: Sequence[tuple[str, str]]
+) -> dict[int, Key]:
+    """Which reference each ``held_refs`` entry names, by the index of the reference in
+    ``refs`` (each reference's text and `written_before` it, in the page's order); an entry is
+    (text, occurrence, context). An entry whose context a line of its text still reads takes
+    that reference (the one nearest its occurrence, when several lines read so); any other, the
+    occurrence-th reference of its text, as it always has. Each reference takes one entry."""
+    places: dict[str, list[int]] = {}
+    for index, (text, _) in enumerate(refs):
+        places.setdefault(text, []).append(index)
+    bound: dict[int, Key] = {}
+    by_occurrence = []
+    for key, (text, occurrence, context) in entries.items():
+        found = places.get(text, [])
+        if context is not None:
+            reading = [n for n, i in enumerate(found, 1) if refs[i][1] == context]
+            reading = [n for n in reading if found[n - 1] not in bound]
+            if reading:
+                nearest = min(reading, key=lambda n: abs(n - occurrence))
+                bound[found[nearest - 1]] = key
+                continue
+        by_occurrence.append((key, found, occurrence))
+    for key, found, occurrence in by_occurrence:
+        if occurrence <= len(found) and found[occurrence - 1] not in bound:
+            bound[found[occurrence - 1]] = key
+    return bound
 
 
 @dataclass
@@ -209,6 +267,7 @@ def _read_held_refs(held: Any, context: PageContext, manifest: Manifest, problem
                 "write the number sync wrote, or remove the entry and sync again",
             )
             continue
+        written = entry.get("context")
         context.held[(str(entry["ref"]), occurrence)] = HeldRef(
             entry["upstream"],
             commit,
@@ -216,6 +275,7 @@ def _read_held_refs(held: Any, context: PageContext, manifest: Manifest, problem
             occurrence,
             str(entry.get("status", "changed")),
             entry.get("candidate"),
+            written if isinstance(written, str) else None,
         )
 
 

@@ -41,8 +41,15 @@ from generator.refs.extract import (
     scan,
 )
 from generator.refs.extract.evidence import collect_evidence
-from generator.refs.extract.refs import ref_records
-from generator.refs.resolve import PageContext, Resolver, names_a_commit, page_context
+from generator.refs.extract.refs import RefRecord, ref_records
+from generator.refs.resolve import (
+    PageContext,
+    Resolver,
+    bind_held,
+    names_a_commit,
+    page_context,
+    written_before,
+)
 from generator.refs.rewrite import (
     APART,
     rewrite_apart,
@@ -347,9 +354,8 @@ def _plan_page(
     assert page.text is not None
     layout = scan(page.text, page.body_start)
     plan = PagePlan(page, reanchorer.old, options=verifier.options)
-    held_keys = _held_keys(page.meta)
-    occurrences: Counter[str] = Counter()
     records = ref_records(layout, verifier.options)
+    held_of = _held_entries_bound(page.meta, page.text, layout, records)
     # The code the page quotes for its references: a quote the old lines do not hold makes a
     # reference as wrong there as an error of its own (`_contradicts`).
     evidence = collect_evidence(layout, records, weak=False) if verifier.proving else {}
@@ -357,9 +363,8 @@ def _plan_page(
     together: dict[tuple[int, str], list[tuple[CodeRef, str, RefDrift]]] = {}
     for index, record in enumerate(records):
         ref = CodeRef(page.display, *record)
-        occurrences[ref.text] += 1
         offset = layout.line_starts[ref.line - 1] + ref.column - 1
-        held_index = held_keys.get((ref.text, occurrences[ref.text]))
+        held_index = held_of.get(index)
         if held_index is not None:
             plan.kept_held[held_index] = offset  # held at an older commit by an earlier sync
             entry = page.meta["held_refs"][held_index]
@@ -684,16 +689,29 @@ def _carried_candidate(candidate: str, reanchorer: Reanchorer) -> str | None:
     return f"{new_path}:{start}-{end}" if end != start else f"{new_path}:{start}"
 
 
-def _held_keys(meta: dict[str, Any]) -> dict[tuple[str, int], int]:
-    """(text, occurrence) -> index of the ``held_refs`` entry that names it."""
+def _held_entries_bound(
+    meta: dict[str, Any], text: str, layout: MarkdownLayout, records: Sequence[RefRecord]
+) -> dict[int, int]:
+    """Index of a reference -> index of the ``held_refs`` entry that names it (`bind_held`)."""
     held = meta.get("held_refs")
     if not isinstance(held, list):
         return {}
-    return {
-        (str(entry.get("ref")), int(entry.get("occurrence", 1))): index
+    entries = {
+        index: (
+            str(entry.get("ref")),
+            int(entry.get("occurrence", 1)),
+            entry["context"] if isinstance(entry.get("context"), str) else None,
+        )
         for index, entry in enumerate(held)
         if isinstance(entry, dict) and entry.get("ref")
     }
+    if not entries:
+        return {}
+    starts = layout.line_starts
+    return bind_held(
+        entries,
+        [(r[2], written_before(text, starts[r[0] - 1] + r[1] - 1)) for r in records],
+    )
 
 
 class _Bindings:
@@ -844,6 +862,7 @@ def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
         for index, offset in plan.kept_held.items():
             entry = dict(entries[index])
             entry["occurrence"] = bindings.occurrence(str(entry["ref"]), shifted(offset))
+            entry["context"] = written_before(text, shifted(offset))
             if index in plan.carried:
                 carried = plan.carried[index]
                 if carried is None:
@@ -858,6 +877,7 @@ def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
                 "commit": plan.old,
                 "ref": drift.text,
                 "occurrence": bindings.occurrence(drift.text, shifted(drift.offset)),
+                "context": written_before(text, shifted(drift.offset)),
                 "status": str(drift.drift.status),
             }
             if drift.drift.candidates:

@@ -38,6 +38,7 @@ from generator.refs.quote import (
 from generator.refs.resolve import (
     Resolver,
     definitions,
+    held_bound,
     names_a_commit,
     page_context,
     symbol_definitions,
@@ -212,11 +213,10 @@ def _claims(
         records = ref_records(layout, verifier.options)
         evidence = collect_evidence(layout, records, headings=True)
         context = page_context(file.display, page.meta, manifest)
-        occurrences: Counter[str] = Counter()
+        bound = held_bound(context.held, page.text, records) if context.held else {}
         for index, record in enumerate(records):
             ref = CodeRef(file.display, *record)
-            occurrences[ref.text] += 1
-            held_ref = context.held.get((ref.text, occurrences[ref.text]))
+            held_ref = bound.get(index)
             if held_ref is not None:
                 held[held_ref.upstream] += 1
                 continue

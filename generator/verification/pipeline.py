@@ -67,6 +67,7 @@ from generator.refs.prove import Prover
 from generator.refs.resolve import (
     HeldRef,
     Resolver,
+    held_bound,
     page_context,
     record_verdict_key,
     relocated_findings,
@@ -888,14 +889,10 @@ class Verifier:
         known = resolver.verdicts_in(context)
         held = context.held
         keys = list(map(record_verdict_key, records))
-        occurrences: dict[str, int] = {}
+        bound = held_bound(held, page.text or "", records) if held else {}
         matched: set[tuple[str, int]] = set()
         for index, record in enumerate(records):
-            held_ref = None
-            if held:
-                text = record[2]
-                occurrence = occurrences[text] = occurrences.get(text, 0) + 1
-                held_ref = held.get((text, occurrence))
+            held_ref = bound.get(index)
             found: list[Finding] = []
             if held_ref is None:
                 verdict = known.get(keys[index])

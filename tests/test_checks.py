@@ -37,6 +37,28 @@ def test_file_missing_suggests_rename_recorded_by_git(lib_kb):
     assert suggestion == "did you mean lib/renamed.py:1-2?"
 
 
+def test_file_missing_suggests_the_lines_where_a_renamed_file_has_them_now(kb):
+    """A rename that came with edits kept the old numbers in its suggestion: they cited other
+    code in the renamed file. The lines are looked for there as the file last had them."""
+    body = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(1, 9))
+    repo = kb.new_upstream("lib")
+    repo.commit({"lib/old.py": body}, "Add old.py", date="2025-01-01T00:00:00+00:00")
+    renamed = '"""Moved here."""\n\nimport os\n\n\n' + body.replace("return 3\n", "return 33\n")
+    pin = repo.commit(
+        {"lib/old.py": None, "lib/new.py": renamed},
+        "Rename old.py, with a header and an edit",
+        date="2025-01-02T00:00:00+00:00",
+    )
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    [(check, _, _, message, suggestion)] = findings(kb, "`f2()` (lib/old.py:5-6)\n")
+    assert check == "file-missing" and "renamed to 'lib/new.py'" in message
+    assert suggestion == "did you mean lib/new.py:10-11?"  # f2, five lines further down
+    # Lines the renamed file does not have as they were: the file, without numbers.
+    [(_, _, _, message, suggestion)] = findings(kb, "`f3()` (lib/old.py:9-10)\n")
+    assert message.endswith("renamed to 'lib/new.py', where the cited lines are not as they were")
+    assert suggestion == "did you mean lib/new.py?"
+
+
 def test_file_missing_suggests_same_basename_and_notes_branch_head(lib_kb):
     [(_, _, _, message, suggestion)] = findings(lib_kb, "lib/deep/util.py:3\n")
     assert suggestion == "did you mean lib/util.py:3?"

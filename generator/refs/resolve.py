@@ -1374,8 +1374,11 @@ class Resolver:
         message = f"'{path}' does not exist at {at}"
         renamed = store.renamed_to(path, commit)
         if renamed:
-            suggestion = renamed + suffix
+            moved = self._lines_after_rename(result.ref, store, commit, path, renamed)
+            suggestion = renamed + ("" if moved is None else _range_text(*moved))
             message += f"; git records it as renamed to '{renamed}'"
+            if moved is None and suffix:
+                message += ", where the cited lines are not as they were"
         else:
             basename = path.rsplit("/", 1)[-1]
             same_name = store.files_named(commit, basename)
@@ -1394,6 +1397,32 @@ class Resolver:
         self._add(
             result, "file-missing", message, f"did you mean {suggestion}?" if suggestion else None
         )
+
+    def _lines_after_rename(
+        self, ref: CodeRef, store: GitStore, commit: str, path: str, renamed: str
+    ) -> tuple[int | None, int | None] | None:
+        """Where the cited lines of ``path``, as the file last was before it was renamed, are
+        in ``renamed`` at ``commit``: found there once, as they were (a rename often comes with
+        edits: the old numbers would cite other code); None when they are not (found once)."""
+        if ref.start is None or ref.end is None:
+            return (None, None)
+        before = store.last_version(path, commit)
+        entry = store.entry(commit, renamed)
+        if before is None or entry is None or before.is_binary or ref.end > before.line_count:
+            return None
+        after = store.blob(entry.sha)
+        if after.is_binary:
+            return None
+        cited = [line.rstrip() for line in before.lines[ref.start - 1 : ref.end]]
+        lines = [line.rstrip() for line in after.lines]
+        places = [
+            first
+            for first, line in enumerate(lines, 1)
+            if line == cited[0] and lines[first - 1 : first - 1 + len(cited)] == cited
+        ]
+        if len(places) != 1:
+            return None
+        return (places[0], places[0] + len(cited) - 1)
 
     def _closest_path(self, store: GitStore, commit: str, path: str) -> str | None:
         """The file of the commit most like ``path``: among those with its extension and under

@@ -712,6 +712,19 @@ class GitStore:
                 self.blob_reads += 1
                 self._blobs[sha] = BlobText(found[2])
 
+    def last_version(self, path: str, commit: str) -> BlobText | None:
+        """The file ``path`` as it last was before ``commit``, where it no longer is: in the
+        parent of the last commit that touched it (which removed or renamed it); None when
+        git has no such file."""
+        found = self.git("log", "-1", "--format=%H", commit, "--", f":(literal){path}")
+        last = found.decode().strip() if found else ""
+        if not last:
+            return None
+        version = self._objects().read(f"{last}^:{path}")
+        if version is None or version[1] != "blob":
+            return None
+        return self.blob(version[0])
+
     def renamed_to(self, path: str, commit: str) -> str | None:
         """Where ``path`` went if git recorded a rename before ``commit`` (following chains)."""
         self.read_renames_ahead([path], commit)

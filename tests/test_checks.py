@@ -406,7 +406,7 @@ def test_page_problems_become_findings(lib_kb):
     lib_kb.page("latin.md", b"caf\xe9\n")
     report = lib_kb.verify()
     assert [(f.page, f.check, f.line) for f in report.findings] == [
-        ("docs/bad.md", "frontmatter-invalid", 3),
+        ("docs/bad.md", "frontmatter-invalid", 2),  # where the bracket opens
         ("docs/latin.md", "page-encoding", 1),
     ]
 

@@ -247,6 +247,8 @@ def test_a_git_process_that_died_is_reported(repo):
             for task in Path(f"/proc/{os.getpid()}/task").iterdir()
             for pid in map(int, (task / "children").read_text().split())
             if Path(f"/proc/{pid}/cmdline").read_bytes() == b"git\0cat-file\0--batch\0"
+            # (this store's: another test's may still be exiting in this process)
+            and Path(f"/proc/{pid}/cwd").resolve() == repo.path.resolve()
         ]
         os.kill(cat_file, signal.SIGKILL)
         with pytest.raises(RepositoryUnavailable, match="git cat-file stopped answering"):

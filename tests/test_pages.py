@@ -85,9 +85,17 @@ def test_malformed_frontmatter_is_a_problem_with_its_line(tmp_path):
     page = page_from(b"---\ntitle: ok\nbad: [unclosed\nmore: x\n---\nBody\n", tmp_path)
     [problem] = page.problems
     assert problem.check == "frontmatter-invalid"
-    assert problem.line == 4
-    assert "not valid YAML" in problem.message
+    assert (problem.line, problem.column) == (3, 6)  # where the bracket opens
+    assert "not valid YAML" in problem.message and "(noticed at line 4)" in problem.message
     assert render_page(page) == (tmp_path / "p.md").read_bytes()
+    # An unclosed quote is noticed at the frontmatter's end, and named where it opens.
+    page = page_from(b'---\ntitle: "Broken\nkind: review\nlang: en\n---\n# T\n', tmp_path)
+    [problem] = page.problems
+    assert (problem.line, problem.column) == (2, 8)
+    assert problem.message == (
+        "frontmatter is not valid YAML: found unexpected end of stream while scanning a quoted "
+        "scalar that starts here (noticed at line 5)"
+    )
 
 
 def test_duplicate_keys_are_refused(tmp_path):

@@ -894,7 +894,7 @@ def test_sync_refuses_pages_it_cannot_read_and_writes_nothing(synced_kb):
     result = cli(root, "sync", "up", "--no-fetch", "--to", target)
     assert result.returncode == 2, result.stdout
     assert "2 pages cannot be read, so sync cannot re-anchor their references" in result.stderr
-    assert "docs/bad.md:3: frontmatter is not valid YAML" in result.stderr
+    assert "docs/bad.md:2: frontmatter is not valid YAML" in result.stderr
     assert "docs/gbk.md:1: page is not valid UTF-8" in result.stderr
     assert "nothing was written" in result.stderr and "Traceback" not in result.stderr
     assert snapshot(root) == before

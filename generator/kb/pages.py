@@ -405,6 +405,18 @@ def _split_frontmatter(page: Page) -> None:
         line = 2 + mark.line if mark is not None else 1
         column = mark.column + 1 if mark is not None else 1
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        context, start = getattr(error, "context", None), getattr(error, "context_mark", None)
+        if (
+            context
+            and ("quoted scalar" in context or "flow" in context)
+            and start is not None
+            and mark is not None
+            and start.line < mark.line
+        ):
+            # `title: "Broken` is noticed at the end of the frontmatter: point at where the
+            # unclosed quote or bracket opens, as Python does for "'[' was never closed".
+            problem = f"{problem} {context} that starts here (noticed at line {line})"
+            line, column = 2 + start.line, start.column + 1
         page.problems.append(
             PageProblem(
                 "frontmatter-invalid", line, column, f"frontmatter is not valid YAML: {problem}"

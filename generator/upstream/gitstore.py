@@ -382,6 +382,8 @@ class GitStore:
         self._directories: dict[str, frozenset[str]] = {}
         self._blobs: dict[str, BlobText] = {}
         self._renames: dict[tuple[str, str], str | None] = {}
+        self._removed_by: dict[tuple[str, str], str | None] = {}
+        """The commit that removed (or renamed) a path missing at a commit, by both."""
         self._renames_in: dict[str, bytes | None] = {}
         """Each commit's changes with renames found (`git diff -M`), by commit."""
         self.blob_reads = 0
@@ -716,9 +718,9 @@ class GitStore:
         """The file ``path`` as it last was before ``commit``, where it no longer is: in the
         parent of the last commit that touched it (which removed or renamed it); None when
         git has no such file."""
-        found = self.git("log", "-1", "--format=%H", commit, "--", f":(literal){path}")
-        last = found.decode().strip() if found else ""
-        if not last:
+        self.read_renames_ahead([path], commit)
+        last = self._removed_by.get((path, commit))
+        if last is None:
             return None
         version = self._objects().read(f"{last}^:{path}")
         if version is None or version[1] != "blob":
@@ -746,7 +748,7 @@ class GitStore:
             return
         last_touched = self._last_commits(wanted, commit)
         for path in wanted:
-            last = last_touched.get(path)
+            last = self._removed_by[(path, commit)] = last_touched.get(path)
             self._renames[(path, commit)] = (
                 None if last is None else self._follow_rename(path, commit, last)
             )

@@ -725,6 +725,18 @@ def test_a_bad_manifest_is_a_clear_build_error(site_kb):
     assert "upstreams.yaml" in result.stderr and "not valid YAML" in result.stderr
 
 
+def test_a_pin_not_in_its_clone_is_a_clear_build_error(site_kb):
+    """The build dumped a traceback ending in the manifest's error, where `kb verify` says it
+    in a line with a hint."""
+    site_kb.upstreams["lib"]["pin"] = "1" * 40
+    site_kb.write_manifest()
+    result = build(site_kb)
+    assert result.returncode == 1
+    assert f"pinned commit {'1' * 40} is not in the clone" in result.stderr
+    assert "hint: run `kb upstreams fetch lib`" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_a_mermaid_option_naming_no_file_is_a_clear_error(site_kb):
     config = site_kb.root / "mkdocs.yml"
     text = re.sub(

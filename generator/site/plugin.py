@@ -473,8 +473,8 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         try:
             report = verifier.verify(page_files) if verifier is not None else Report()
         except ConfigError as error:  # a pin not in its clone, say
-            if not self.serving:
-                raise
+            if not self.serving:  # (mkdocs says a PluginError in a line; anything else it dumps)
+                raise PluginError(f"knowledge-base: {error.render()}") from None
             self.manifest_problem = error.render()
             verifier, report = None, Report()
         pages = _read_pages(page_files, verifier, source.docs_dir, self._memo)

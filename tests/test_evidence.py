@@ -1129,6 +1129,41 @@ def test_a_block_between_a_sentence_and_its_own_caption_is_the_caption_s(actor_k
     assert finding.check == "quote-elsewhere" and finding.fix == ("lib/actor.py", 15, 21)
 
 
+def test_a_quote_of_a_mirror_function_at_the_other_s_lines_is_reported(kb: KB) -> None:
+    """`offload_optimizer` quoted at the lines of `reload_optimizer`: four of its seven lines
+    are there too (all but `cpu`/`cuda`), which was enough to pass as an edited quote of them,
+    though the file holds it whole at other lines."""
+    mirror = "".join(
+        f"    def {verb}_optimizer(self):\n"
+        f'        """Move optimizer states to the {device}."""\n'
+        "        for state in self.optimizer.state.values():\n"
+        "            for k, v in state.items():\n"
+        "                if torch.is_tensor(v):\n"
+        f'                    state[k] = v.to("{device}", non_blocking=True)\n'
+        "        torch.cuda.synchronize()\n\n"
+        for verb, device in (("offload", "cpu"), ("reload", "cuda"))
+    )
+    repo = kb.new_upstream("lib")
+    pin = repo.commit({"lib/actor.py": "import torch\n\n\nclass Actor:\n" + mirror}, "Actor")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    offload = "```python\n" + "".join(mirror.splitlines(True)[:7]) + "```"
+    kb.page("a.md", f"The reload (lib/actor.py:13-19):\n\n{offload}\n")
+    (finding,) = findings(kb)
+    assert finding.check == "quote-elsewhere" and "it is at 5-11" in finding.message
+    assert finding.fix == ("lib/actor.py", 5, 11)
+    # Named beside the range, the reload is what the page means: no fix either way.
+    kb.page("a.md", f"`reload_optimizer()` (lib/actor.py:13-19):\n\n{offload}\n")
+    (finding,) = findings(kb)
+    assert finding.check == "quote-elsewhere" and finding.fix is None
+    # The quote of the reload itself, and an edited one, pass.
+    reload = "```python\n" + "".join(mirror.splitlines(True)[8:15]) + "```"
+    kb.page("a.md", f"The reload (lib/actor.py:13-19):\n\n{reload}\n")
+    assert findings(kb) == []
+    edited = reload.replace("non_blocking=True", "non_blocking=False")
+    kb.page("a.md", f"The reload (lib/actor.py:13-19):\n\n{edited}\n")
+    assert findings(kb) == []
+
+
 def test_a_phrase_caption_under_each_block_takes_its_own_block(kb: KB) -> None:
     """Two blocks, each captioned below by a lines phrase with a long path: the first caption
     was read as a sentence (the path counted as its words), took the second block, and a

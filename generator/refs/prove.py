@@ -357,8 +357,6 @@ class Prover:
         place = verdict.places[0]
         if place.matched >= prepared.required or _unchecked_reason(quote, target) is not None:
             return []
-        if any(other.matched >= prepared.required for other in verdict.places[1:]):
-            return []  # the pin holds it whole, at other lines: its pin is not what is wrong
         found = self._in_history(prepared, target, whole=True)
         if found is None:
             return []

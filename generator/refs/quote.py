@@ -739,7 +739,8 @@ def judge(quote: PreparedQuote, index: FileIndex, start: int, end: int) -> Quote
     """Where the quote stands against the cited lines ``start..end`` of the indexed file:
 
     - `IN_RANGE` when a place holding at least `ACCEPT_RATIO` of it agrees with them (that
-      place given when it holds only part of the quote);
+      place given when it holds only part of the quote), unless that place holds only part of
+      it and other places hold it whole: then `ELSEWHERE`, at those;
     - `ELSEWHERE` when none does, and the quote matches (`MATCH_RATIO`) at other places;
     - `NOWHERE` when nothing in the file comes even to `ACCEPT_RATIO`;
     - `UNDECIDED` otherwise (only a loose likeness elsewhere: an edited quote, or code that
@@ -755,6 +756,11 @@ def judge(quote: PreparedQuote, index: FileIndex, start: int, end: int) -> Quote
     covering = next((place for place in loose if covers(place, start, end)), None)
     if covering is not None:
         others = tuple(place for place in loose if place is not covering)
+        whole = tuple(place for place in others if place.matched >= quote.required)
+        if covering.matched < quote.required and whole:
+            # Only in part here, whole at other lines: the quote shows that code (a mirror
+            # function, `offload` quoted at `reload`, shares most of its lines), not these.
+            return QuoteVerdict(ELSEWHERE, whole, strong=is_strong(quote, whole[0]))
         return QuoteVerdict(IN_RANGE, (covering, *others), strong=is_strong(quote))
     if not loose:
         return QuoteVerdict(NOWHERE, strong=is_strong(quote))

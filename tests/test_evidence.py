@@ -1240,6 +1240,30 @@ def test_a_sentence_about_one_class_method_at_another_class_method_is_a_warning(
     assert finding.suggestion == "it is defined at lib/actor.py:31-33"
     actor_kb.page("a.md", "`Actor.sleep` frees the weights (lib/actor.py:15-22).\n")
     assert findings(actor_kb) == []
+    # A class the file does not have: its `sleep` is another's, no place to cite (the help
+    # named the very lines it rejected).
+    actor_kb.page("a.md", "`Learner.sleep` frees the weights (lib/actor.py:15-22).\n")
+    (finding,) = findings(actor_kb)
+    assert finding.check == "names-not-in-range" and finding.suggestion is None
+    assert finding.message.endswith("which defines no `Learner`")
+
+
+def test_names_of_the_function_whose_body_the_lines_are_are_no_warning(actor_kb: KB) -> None:
+    """Lines inside `sleep`, which the sentence names: they use neither `sleep` nor `wake_up`,
+    and names-not-in-range said they were used at the `def` lines around them."""
+    actor_kb.page(
+        "a.md",
+        "`sleep()` offloads here, while `wake_up()` has no matching reload "
+        "(`lib/actor.py:19-21`).\n",
+    )
+    assert findings(actor_kb) == []
+    # Outside both, it is still said (see the test above for the message).
+    actor_kb.page(
+        "a.md",
+        "`sleep()` offloads here, while `wake_up()` has no matching reload "
+        "(`lib/actor.py:11-13`).\n",
+    )
+    assert [f.check for f in findings(actor_kb)] == ["names-not-in-range"]
 
 
 def test_an_example_calling_the_cited_function_is_no_quote_of_it(training_kb: KB) -> None:

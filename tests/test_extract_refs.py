@@ -433,6 +433,11 @@ def test_lines_phrases_in_english_and_chinese(written, path, start, end, symbol)
         ("`_masked_softmax` (`attention.py`:53-57)", "_masked_softmax"),
         ("`_masked_softmax` 在 `attention.py`：53-57", "_masked_softmax"),
         ("See `attention.py`:53-57", None),
+        # A short Chinese gap names the symbol when its words say where it is, not otherwise.
+        ("`Attention.forward` 的实现（attention.py:68-76）", "Attention.forward"),
+        ("`forward()` 定义在 attention.py:68-76", "forward"),
+        ("`clear_memory()` 不变（attention.py:68-76）", None),
+        ("新分支调用 `offload()`，`clear_memory()` 保持原样不变（attention.py:68-76）", None),
         # Not named as what the lines hold: a caller, a place where it is called, the path.
         ("The loop in attention.py (lines 5-9) calls `fetch()`.", None),
         ("调用 `foo()` 的地方在 attention.py 第 10-20 行", None),

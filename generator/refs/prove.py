@@ -566,6 +566,11 @@ class Prover:
         python = target.path.endswith((".py", ".pyi"))
         elsewhere: list[tuple[str, int]] = []
         for name in lasts:
+            if python and any(
+                first <= ref.start and ref.end <= last
+                for first, last in definitions(blob.line_tuple, name)
+            ):
+                return []  # lines of its body: "`sleep()` offloads here (x.py:24-26)"
             if python:
                 if blob.occurs_in_code(name, ref.start, ref.end):
                     return []
@@ -609,7 +614,8 @@ class Prover:
             replace(ref, symbol=subject), target.upstream, target.commit, here, blob
         ):
             return []  # as the resolver checks a symbol named beside the reference
-        spans = symbol_definitions(blob.line_tuple, subject) or definitions(blob.line_tuple, name)
+        qualified = symbol_definitions(blob.line_tuple, subject)
+        spans = qualified or definitions(blob.line_tuple, name)
         for other in {last_name(named) for named in names} - {name}:
             if blob.occurs_in_code(other, ref.start, ref.end) or any(
                 first <= ref.end and ref.start <= last
@@ -621,13 +627,23 @@ class Prover:
             blob.occurs_in_code(callee, first, last) for callee in cited for first, last in spans
         ):
             return []  # what it uses: the sentence says what the subject does with them
+        said = (
+            f"`{subject}`, which the sentence is about, is not in "
+            f"{_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)}"
+        )
+        owner = subject.replace("::", ".").rsplit(".", 1)[0] if subject != name else None
+        if owner is not None and not qualified:
+            # `FSDPActor.sleep` at `MegatronActor.sleep`: the file's `sleep` is another's, and
+            # is no place to cite for it.
+            if not definitions(blob.line_tuple, last_name(owner)):
+                said += f", which defines no `{last_name(owner)}`"
+            return [self._finding(ref, target, "names-not-in-range", said)]
         return [
             self._finding(
                 ref,
                 target,
                 "names-not-in-range",
-                f"`{subject}`, which the sentence is about, is not in "
-                f"{_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)}",
+                said,
                 "it is defined at "
                 + " or ".join(f"{target.path}:{first}-{last}" for first, last in spans),
             )

@@ -185,6 +185,13 @@ _SAYS_WHERE = lazy_pattern(
     r"lives|located|found|written|in|at|see)[ \t]+)+",
     re.IGNORECASE,
 )
+# A short gap in Chinese is a sentence of its own unless its words say where the symbol is
+# ("`f()` 实现（x.py:3）", "`f` 定义在 x.py:3"): "`f()` 不变（x.py:3）" says something of
+# `f` beside lines that need not hold it.
+_SAYS_WHERE_ZH = lazy_pattern(
+    r"(?:[\s()（）:：\-—–,，]|的|实现|定义|声明|位于|在|见|于|代码|源码|函数|方法|类|出自|来自|"
+    r"参见|详见|如下|入口|分别|都|均|各)*"
+)
 _NOT_SYMBOLS = frozenset(keyword.kwlist) | {"self", "cls"}
 _INSTANCE_NAMES = frozenset({"self", "cls", "this"})
 _LARGEST_LINE = 10**30
@@ -734,8 +741,10 @@ def _symbol_on_line(
             ):
                 gap = "."
             if (
-                len(gap) <= _MAX_SYMBOL_GAP or _SAYS_WHERE.fullmatch(gap) is not None
-            ) and not _GAP_STOPPERS.intersection(gap):
+                (len(gap) <= _MAX_SYMBOL_GAP or _SAYS_WHERE.fullmatch(gap) is not None)
+                and not _GAP_STOPPERS.intersection(gap)
+                and (gap.isascii() or _SAYS_WHERE_ZH.fullmatch(gap) is not None)
+            ):
                 symbol = _symbol_in(previous[2])
                 if symbol:
                     return symbol

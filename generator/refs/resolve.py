@@ -1129,6 +1129,7 @@ class Resolver:
                 candidates = rooted
                 if len(candidates) == 1:
                     return candidates
+        disputed = False
         for keep in (
             lambda u, p: p in context.cited,
             lambda u, p: posixpath.dirname(p) in {posixpath.dirname(c) for c in context.cited},
@@ -1136,18 +1137,20 @@ class Resolver:
             kept = [(u, p) for u, p in candidates if keep(u, p)]
             if kept and len(kept) < len(candidates) and not self._any_may_hold(kept, ref, context):
                 # The page's other references point one way, the cited lines another: no file
-                # it cites can hold them, another of the name can. Which one is meant is the
-                # writer's call, not a guess of ours (nor a path `ingest` writes in).
+                # it cites can hold them, another of the name can. That the range fits is no
+                # reason to go against the page (nor to have `ingest` write the path in): only
+                # the symbol or the quote may tell, below; else it is ambiguous.
                 holding = [
                     c for c in candidates if c not in kept and self._may_hold(c, ref, context)
                 ]
                 if holding:
-                    return kept + holding
+                    candidates, disputed = kept + holding, True
+                    break
             if kept:
                 candidates = kept
                 if len(candidates) == 1:
                     return candidates
-        if ref.end is not None:
+        if ref.end is not None and not disputed:
             fitting = [
                 (u, p)
                 for u, p in candidates

@@ -147,7 +147,7 @@ def test_broken_copy_yields_exactly_the_expected_findings(demo_kb):
     (demo_kb / "docs" / "broken-frontmatter.md").write_text(
         "---\ntitle: [oops\n---\n# Broken\n", "utf-8"
     )
-    expected.append(("docs/broken-frontmatter.md", 3, "frontmatter-invalid", None, None))
+    expected.append(("docs/broken-frontmatter.md", 2, "frontmatter-invalid", None, None))
 
     result = run_verify(demo_kb, "--format", "json")
     assert result.returncode == 1, result.stderr

@@ -299,6 +299,23 @@ def test_unreadable_files_are_refused_and_nothing_is_written(
     assert source.read_bytes() == content
 
 
+def test_a_pin_given_as_a_tag_is_written_as_its_full_sha(
+    kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--pin v0.1` was refused ("must be a full 40-character commit SHA") though
+    `upstreams add --pin` takes a tag."""
+    notes = tmp_path / "notes.md"
+    notes.write_text(NOTES, "utf-8")
+    out = kb / "docs" / "analysis" / "tagged.md"
+    assert run(str(notes), "--upstream", "minitrain", "--pin", "v0.1", "--output", str(out)) in (
+        0,
+        1,
+    )
+    # (The demo upstream is replayed with fixed dates: its v0.1 is the same commit everywhere.)
+    sha = "79841b498438a80cf90547c62a841f6822639622"
+    assert read_page(out).meta["pin"] == sha
+
+
 def test_usage_errors(kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     notes = tmp_path / "notes.md"
     notes.write_text(NOTES, "utf-8")
@@ -317,8 +334,12 @@ def test_usage_errors(kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "/dev/null: not a file" in err and "renamed" not in err
     assert run(str(notes), str(notes), "--output", "docs/x.md") == 2
     assert "--output names one page" in capsys.readouterr().err
+    # A revision other than a full SHA is read in the upstream's clone, which --upstream names
+    # when the knowledge base has several.
     assert run(str(notes), "--pin", "abc") == 2
-    assert "--pin must be a full 40-character commit SHA" in capsys.readouterr().err
+    assert "add --upstream NAME, or give full 40-character SHAs" in capsys.readouterr().err
+    assert run(str(notes), "--upstream", "minitrain", "--pin", "no-such-tag") == 2
+    assert "--pin: 'no-such-tag' is not a commit of minitrain" in capsys.readouterr().err
     assert run(str(notes), "--upstream", "nope") == 2
     assert "--upstream 'nope' is not in upstreams.yaml" in capsys.readouterr().err
     assert run(str(notes), "--spec", "999-x", "--output", "docs/analysis/spec.md") == 2

@@ -52,8 +52,14 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     parser.add_argument("--order", type=int, help="position within its level (default: last)")
     parser.add_argument("--upstream", metavar="NAME", help="the upstream the page analyses")
-    parser.add_argument("--pin", metavar="SHA", help="pin the page to this commit (a PR's head)")
-    parser.add_argument("--base", metavar="SHA", help="the PR's base commit (reviews, deep dives)")
+    parser.add_argument(
+        "--pin", metavar="REV", help="pin the page to this commit (a PR's head): SHA, tag or branch"
+    )
+    parser.add_argument(
+        "--base",
+        metavar="REV",
+        help="the PR's base commit (reviews, deep dives): SHA, tag or branch",
+    )
     parser.add_argument(
         "--pr",
         type=int,

@@ -75,7 +75,8 @@ from generator.refs.extract.links import extract_anchors
 from generator.refs.linkcheck import LinkChecker, link_target, path_kind
 from generator.refs.resolve import branch_drift
 from generator.refs.rewrite import APART
-from generator.upstream.manifest import Manifest
+from generator.upstream.declare import commit_of
+from generator.upstream.manifest import ConfigError, Manifest
 from generator.verification.pipeline import PageFile, Report, Verifier
 
 log = logging.getLogger(__name__)
@@ -206,6 +207,31 @@ def _outline(page: Page) -> Page:
     return replace(page, text=outline)
 
 
+def _with_commits(manifest: Manifest, options: IngestOptions) -> IngestOptions:
+    """``options`` with ``--pin`` and ``--base`` as full SHAs: a tag, a branch or an
+    abbreviation is read in the clone of the upstream the pages cite (as `upstreams add --pin`
+    reads one)."""
+    given = {"pin": options.pin, "base": options.base}
+    if all(value is None or _SHA.fullmatch(value) for value in given.values()):
+        return options
+    name = options.upstream or (
+        next(iter(manifest.upstreams)) if len(manifest.upstreams) == 1 else None
+    )
+    if name is None:
+        raise IngestError(
+            "--pin and --base name a commit of one upstream: add --upstream NAME, or give full "
+            "40-character SHAs"
+        )
+    resolved = {}
+    for option, value in given.items():
+        if value is not None and not _SHA.fullmatch(value):
+            try:
+                resolved[option] = commit_of(manifest.upstreams[name], value)
+            except ConfigError as error:
+                raise IngestError(f"--{option}: {error.render()}") from None
+    return replace(options, **resolved)
+
+
 class Ingester:
     """Ingests files into the knowledge base of ``manifest``, whose pages live in ``docs_root``."""
 
@@ -213,9 +239,7 @@ class Ingester:
         if options.upstream is not None and options.upstream not in manifest.upstreams:
             known = ", ".join(manifest.upstreams) or "(none)"
             raise IngestError(f"--upstream '{options.upstream}' is not in upstreams.yaml: {known}")
-        for name, value in (("--pin", options.pin), ("--base", options.base)):
-            if value is not None and not _SHA.fullmatch(value):
-                raise IngestError(f"{name} must be a full 40-character commit SHA, not '{value}'")
+        options = _with_commits(manifest, options)
         wanted_spec = options.placement.spec
         if wanted_spec is not None:
             specs = load_specs(load_config(manifest.root))

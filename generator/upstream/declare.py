@@ -120,13 +120,13 @@ def add_upstream(
                 fetched = replace(fetched, action="cloned")
         pin, pinned_by = fetched.head, "head"
         if new.pin is not None:
-            pin, pinned_by = _commit_of(declared, new.pin), "given"
+            pin, pinned_by = commit_of(declared, new.pin), "given"
         elif choose_pin is not None:
             upstreams[new.name]["pin"] = fetched.head
             with _Candidate(manifest.path, _dump(document)) as at_head:
                 chosen = choose_pin(at_head.file)
             if chosen is not None:
-                pin, pinned_by = _commit_of(declared, chosen), "chosen"
+                pin, pinned_by = commit_of(declared, chosen), "chosen"
         upstreams[new.name]["pin"] = pin
         text = _dump(document)
         with _Candidate(manifest.path, text):
@@ -284,7 +284,7 @@ class _Candidate:
         self.file.unlink(missing_ok=True)
 
 
-def _commit_of(upstream: Upstream, revision: str) -> str:
+def commit_of(upstream: Upstream, revision: str) -> str:
     """The full SHA of ``revision`` in the upstream's clone, or a `ConfigError` naming it."""
     assert upstream.clone_dir is not None
     store = GitStore(upstream.clone_dir)

@@ -241,6 +241,28 @@ def test_existing_page_is_kept_without_force(
     assert output.read_text("utf-8").startswith("---\ntitle: 'PR #7 deep dive")
 
 
+def test_the_pr_s_address_names_the_repository_and_number(
+    widgets: tuple[KB, gh.FixturePR],
+    server: gh.FakeGitHub,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`kb pr https://github.com/acme/widgets/pull/7`, as copied from the browser, failed with
+    "the following arguments are required: N"."""
+    kb, pr = widgets
+    gh.serve_pr(server, pr)
+    output = kb.docs / "analysis" / "by-address.md"
+    address = "https://github.com/acme/widgets/pull/7/files"
+    assert run_pr(kb, server, monkeypatch, address, "--output", str(output)) == 0
+    assert output.read_text("utf-8").startswith("---\ntitle: 'PR #7 deep dive")
+    # An address and another number: which one is meant, it does not say.
+    assert run_pr(kb, server, monkeypatch, address, "8", "--output", str(output), "--force") == 2
+    assert "is pull request #7, not #8" in capsys.readouterr().err
+    # Neither a number nor an address.
+    assert run_pr(kb, server, monkeypatch, "acme/widgets", "--output", str(output)) == 2
+    assert "expected OWNER/REPO N or the PR's address" in capsys.readouterr().err
+
+
 def test_offline(
     widgets: tuple[KB, gh.FixturePR],
     server: gh.FakeGitHub,

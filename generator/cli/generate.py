@@ -127,8 +127,16 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "--budget. Responses are cached in .cache/github/. Exit status: 0 written, 1 GitHub "
         "failed, 2 usage problem.",
     )
-    pr.add_argument("repository", metavar="OWNER/REPO", help="the GitHub repository")
-    pr.add_argument("number", type=int, metavar="N", help="the pull request number")
+    pr.add_argument(
+        "repository", metavar="OWNER/REPO", help="the GitHub repository, or the PR's address"
+    )
+    pr.add_argument(
+        "number",
+        nargs="?",
+        type=int,
+        metavar="N",
+        help="the pull request number (not with the PR's address: .../OWNER/REPO/pull/N)",
+    )
     pr.add_argument(
         "--output",
         "-o",
@@ -181,7 +189,7 @@ def _draft_from_pull(
 ) -> int:
     """Fetch pull request ``args.repository#args.number``, draft a page with ``build`` and write
     it with ``write``: the flow `pr` and `review` share (errors, cache, progress, summary)."""
-    from generator.generate.pr import PrError, parse_repository
+    from generator.generate.pr import PrError, parse_pull, parse_repository
     from generator.github.client import (
         GitHubClient,
         GitHubError,
@@ -190,9 +198,18 @@ def _draft_from_pull(
     )
 
     try:
-        if args.repository is None or args.number is None:
-            raise PrError("expected OWNER/REPO N (or --export-review-json PAGE --output FILE)")
-        owner, repo = parse_repository(args.repository)
+        pull = parse_pull(args.repository) if args.repository is not None else None
+        if pull is not None:  # the PR's address, as copied from the browser
+            if args.number not in (None, pull[2]):
+                raise PrError(f"{args.repository} is pull request #{pull[2]}, not #{args.number}")
+            owner, repo, args.number = pull
+        elif args.repository is None or args.number is None:
+            raise PrError(
+                "expected OWNER/REPO N or the PR's address, https://github.com/OWNER/REPO/pull/N "
+                "(or --export-review-json PAGE --output FILE)"
+            )
+        else:
+            owner, repo = parse_repository(args.repository)
         if args.number < 1:
             raise PrError(f"invalid pull request number {args.number}")
     except PrError as error:

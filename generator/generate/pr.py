@@ -176,6 +176,20 @@ def parse_repository(text: str) -> tuple[str, str]:
     return match[1], match[2]
 
 
+_PULL_URL = re.compile(
+    r"(?:https?://[^/]+/)?([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)/pulls?/(\d{1,9})(?:[/?#].*)?"
+)
+
+
+def parse_pull(text: str) -> tuple[str, str, int] | None:
+    """``https://github.com/OWNER/REPO/pull/N`` (or ``OWNER/REPO/pull/N``) as its parts, the
+    address a pull request is copied from; None for anything else."""
+    match = _PULL_URL.fullmatch(text.strip())
+    if match is None or {match[1], match[2]} & {".", ".."}:
+        return None
+    return match[1], match[2], int(match[3])
+
+
 def find_upstream(manifest: Manifest, owner: str, repo: str) -> Upstream:
     """The upstream whose GitHub slug (from its ``web_url`` or URL) is ``owner/repo``."""
     wanted = f"{owner}/{repo}".lower()

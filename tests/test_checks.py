@@ -399,6 +399,20 @@ def test_every_page_pinned_to_a_missing_commit_says_so(lib_kb):
     assert {(ref.upstream, ref.commit) for ref in report.refs} == {("lib", None)}
 
 
+def test_frontmatter_problems_are_placed_at_the_line_that_says_them(lib_kb):
+    """Each was reported at 1:1, the page's first line, whatever the frontmatter said where."""
+    sha = "a" * 40
+    for frontmatter, expected in (
+        ("title: T\nupstream: nope\n", ("unknown-upstream", 3, 1)),
+        ("title: T\nupstream: lib\npin: abc\n", ("pin-invalid", 4, 6)),
+        (f"title: T\npins:\n  lib: {sha}\n  ghost: {sha}\n", ("unknown-upstream", 5, 3)),
+        ("title: T\nupstream: lib\nheld_refs: nope\n", ("pin-invalid", 4, 1)),
+        ("title: T\npin: " + sha + "\n", ("pin-invalid", 3, 1)),  # pin without upstream
+    ):
+        [(check, line, column, _, _)] = findings(lib_kb, "x\n", frontmatter)
+        assert (check, line, column) == expected, frontmatter
+
+
 def test_page_problems_become_findings(lib_kb):
     lib_kb.page("bad.md", b"---\ntitle: [x\n---\nbody\n")
     lib_kb.page("latin.md", b"caf\xe9\n")

@@ -166,12 +166,20 @@ class PageContext:
         )
 
 
-def page_context(page: str, meta: dict[str, Any], manifest: Manifest) -> PageContext:
-    """Read ``upstream``, ``pin``, ``pins`` and ``search_roots`` from a page's frontmatter."""
+def page_context(
+    page: str, meta: dict[str, Any], manifest: Manifest, frontmatter: str | None = None
+) -> PageContext:
+    """Read ``upstream``, ``pin``, ``pins`` and ``search_roots`` from a page's frontmatter (its
+    text, ``frontmatter``, places each problem at the line that says it)."""
     context = PageContext(page=page)
 
-    def problem(check: str, message: str, suggestion: str | None = None) -> None:
-        context.findings.append(Finding(severity_of(check), check, page, 1, 1, message, suggestion))
+    def problem(
+        check: str, message: str, suggestion: str | None = None, at: tuple[str, ...] = ()
+    ) -> None:
+        line, column = _frontmatter_position(frontmatter, at)
+        context.findings.append(
+            Finding(severity_of(check), check, page, line, column, message, suggestion)
+        )
 
     known = ", ".join(sorted(manifest.upstreams)) or "(none)"
     upstream = meta.get("upstream")
@@ -181,6 +189,7 @@ def page_context(page: str, meta: dict[str, Any], manifest: Manifest) -> PageCon
                 "unknown-upstream",
                 f"frontmatter 'upstream: {upstream}' is not in {manifest.display_path()}",
                 f"use one of: {known}",
+                ("upstream",),
             )
         else:
             context.upstream = upstream
@@ -191,20 +200,29 @@ def page_context(page: str, meta: dict[str, Any], manifest: Manifest) -> PageCon
         if isinstance(anchored, dict):
             pins.update(anchored)
         else:
-            problem("pin-invalid", "frontmatter 'anchored_at' must map upstream names to SHAs")
+            problem(
+                "pin-invalid",
+                "frontmatter 'anchored_at' must map upstream names to SHAs",
+                at=("anchored_at",),
+            )
     if meta.get("pin") is not None:
         if context.upstream is None and upstream is None:
             problem(
                 "pin-invalid",
                 "frontmatter 'pin' needs 'upstream' to say which upstream it pins",
                 "add 'upstream: NAME' or use 'pins: {NAME: SHA}'",
+                ("pin",),
             )
         elif context.upstream is not None:
             pins[context.upstream] = meta["pin"]
     raw_pins = meta.get("pins")
     if raw_pins is not None:
         if not isinstance(raw_pins, dict):
-            problem("pin-invalid", "frontmatter 'pins' must map upstream names to commit SHAs")
+            problem(
+                "pin-invalid",
+                "frontmatter 'pins' must map upstream names to commit SHAs",
+                at=("pins",),
+            )
         else:
             pins.update(raw_pins)
     for name, sha in pins.items():
@@ -213,12 +231,14 @@ def page_context(page: str, meta: dict[str, Any], manifest: Manifest) -> PageCon
                 "unknown-upstream",
                 f"frontmatter pins unknown upstream '{name}'",
                 f"use one of: {known}",
+                ("pins", "anchored_at", str(name)),
             )
         elif not isinstance(sha, str) or not _FULL_SHA.match(sha):
             problem(
                 "pin-invalid",
                 f"pin for '{name}' is '{sha}', not a full 40-character commit SHA",
                 "write the full SHA (git rev-parse <rev>)",
+                ("pin", "pins", "anchored_at", str(sha)),
             )
         else:
             context.pins[name] = sha
@@ -233,9 +253,35 @@ def page_context(page: str, meta: dict[str, Any], manifest: Manifest) -> PageCon
     return context
 
 
-def _read_held_refs(held: Any, context: PageContext, manifest: Manifest, problem: Any) -> None:
+def _frontmatter_position(frontmatter: str | None, at: tuple[str, ...]) -> tuple[int, int]:
+    """Where the frontmatter says what ``at`` names, as a page line and column: the line of a
+    top-level key of ``at`` (``pin:``), and, when ``at`` ends with a value, the first line
+    from that key on that holds it (``  minitrain: abc``); 1, 1 when it says nothing of it."""
+    if not frontmatter or not at:
+        return 1, 1
+    lines = frontmatter.split("\n")
+    keys, value = set(at[:-1]) if len(at) > 1 else set(at), at[-1] if len(at) > 1 else None
+    for number, line in enumerate(lines):
+        key = line.split(":", 1)[0].strip()
+        if line[:1] not in (" ", "\t", "-") and key in keys:
+            if value is None:
+                return number + 2, 1  # (the page's first line is the opening ---)
+            for below in range(number, len(lines)):
+                if below > number and lines[below][:1] not in (" ", "\t", "-"):
+                    break
+                column = lines[below].find(value)
+                if column != -1:
+                    return below + 2, column + 1
+    return 1, 1
+
+
+def _read_held_refs(held: Any, context: PageContext, manifest: Manifest, said: Any) -> None:
     if held is None:
         return
+
+    def problem(check: str, message: str, suggestion: str | None = None) -> None:
+        said(check, message, suggestion, ("held_refs",))
+
     if not isinstance(held, list):
         problem("pin-invalid", "frontmatter 'held_refs' must be a list")
         return

@@ -290,7 +290,7 @@ def plan_sync(
                     else f"{page.display}: not text"
                 )
                 continue
-            context = page_context(page.display, page.meta, manifest)
+            context = page_context(page.display, page.meta, manifest, page.frontmatter)
             own_pin = _has_own_pin(page.meta, upstream.name)
             old = resolver.commit_for(upstream, context)
             if old == target:

@@ -212,7 +212,7 @@ def _claims(
         layout = scan(page.text, page.body_start)
         records = ref_records(layout, verifier.options)
         evidence = collect_evidence(layout, records, headings=True)
-        context = page_context(file.display, page.meta, manifest)
+        context = page_context(file.display, page.meta, manifest, page.frontmatter)
         bound = held_bound(context.held, page.text, records) if context.held else {}
         for index, record in enumerate(records):
             ref = CodeRef(file.display, *record)
@@ -261,7 +261,7 @@ def _cites(verifier: Verifier, page: Page, upstream: str) -> bool:
     """Whether a reference of ``page`` leads into ``upstream``."""
     if page.text is None:
         return False
-    context = page_context(page.display, page.meta, verifier.manifest)
+    context = page_context(page.display, page.meta, verifier.manifest, page.frontmatter)
     layout = scan(page.text, page.body_start)
     return any(
         verifier.resolver.resolve(CodeRef(page.display, *record), context).upstream == upstream
@@ -432,7 +432,7 @@ def _write(
     relying = []
     for file in collect([root], root.resolve()):
         page = load_page(file.source, file.display, file.rel, root)
-        if upstream in page_context(file.display, page.meta, manifest).pins:
+        if upstream in page_context(file.display, page.meta, manifest, page.frontmatter).pins:
             continue
         source = file.source.resolve()
         cites = source in citing if source in given else _cites(verifier, page, upstream)

@@ -789,7 +789,7 @@ class Verifier:
                 page = extracted.page
                 self._run_fetched.add(page.display)
                 try:
-                    context = page_context(page.display, page.meta, self.manifest)
+                    context = page_context(page.display, page.meta, self.manifest, page.frontmatter)
                 except Exception:  # (raised again, in the page's turn)
                     continue
                 if not context.held:  # held references resolve at other commits
@@ -872,7 +872,7 @@ class Verifier:
         if records is None:
             return _Checked(page_findings, verdicts, findings)
         display = page.display
-        context = page_context(display, page.meta, self.manifest)
+        context = page_context(display, page.meta, self.manifest, page.frontmatter)
         page_findings.extend(context.findings)
         # What the page's bare names may lean on: its full paths, and the code it quotes.
         if any(record[3] is RefForm.BARE for record in records):

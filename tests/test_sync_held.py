@@ -819,7 +819,7 @@ def test_the_drift_report_names_a_held_quote_at_its_line_in_the_page_as_written(
     quote_line = written.index("```python") + 2  # the first line of the quoted code
     markdown = next((root / ".cache" / "reports").glob("*.md")).read_text("utf-8")
     assert f"### `docs/u.md:{ref_line}` `pkg/u.py:1-3` — was-broken" in markdown
-    assert f"the code quoted at line {quote_line} (" in markdown
+    assert f"the code the page quotes at its line {quote_line} (" in markdown
 
 
 def test_a_held_quote_s_range_help_says_it_is_at_the_commit_it_is_held_at(tmp_path):

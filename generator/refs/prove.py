@@ -900,8 +900,10 @@ def _grep(store: GitStore, commit: str, needle: str, exclude: str) -> list[str]:
 
 
 def _quote_words(quote: Quote, prepared: PreparedQuote) -> str:
+    # (sync renumbers the line in these words when it moves the page's lines: `_QUOTED_AT`)
     count = prepared.required
-    return f"the code quoted at line {quote.line} ({count} line{'s' if count != 1 else ''})"
+    lines = f"{count} line{'s' if count != 1 else ''}"
+    return f"the code the page quotes at its line {quote.line} ({lines})"
 
 
 def _span(place: Placement) -> str:

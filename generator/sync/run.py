@@ -835,7 +835,8 @@ def renumber(plan: PagePlan, data: bytes) -> None:
             drift.drift = replace(drift.drift, reason=reason)
 
 
-_QUOTED_AT = re.compile(r"(quoted at line )(\d+)")
+_QUOTED_AT = re.compile(r"(quotes at its line )(\d+)")
+"""How a finding names the line of its quote (`generator.refs.prove`'s words)."""
 
 
 def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:

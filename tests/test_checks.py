@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from generator.upstream.gitbuild import RepoBuilder, run_git
 from tests.conftest import CORE_PY
 
@@ -411,6 +413,22 @@ def test_frontmatter_problems_are_placed_at_the_line_that_says_them(lib_kb):
     ):
         [(check, line, column, _, _)] = findings(lib_kb, "x\n", frontmatter)
         assert (check, line, column) == expected, frontmatter
+
+
+def test_a_short_pin_is_read_in_the_clone_and_its_full_sha_given(lib_kb):
+    """`pin: 7fffb7c` checked the page's references at the manifest's pin, where the author
+    never meant them, and the help said "git rev-parse <rev>" though the clone has it."""
+    first = run_git(Path(lib_kb.upstreams["lib"]["url"]), "rev-parse", f"{lib_kb.pin}^").strip()
+    # old/name.py is only at the first commit: checked there, it is no finding.
+    [(check, line, _, message, suggestion)] = findings(
+        lib_kb, "`old/name.py:1-2`\n", f"upstream: lib\npin: {first[:9]}\n"
+    )
+    assert (check, line) == ("pin-invalid", 3)
+    assert f"its references are checked at {first[:12]}" in message
+    assert suggestion == f"write {first}"
+    [(check, _, _, message, suggestion)] = findings(lib_kb, "x\n", "upstream: lib\npin: 0badc0de\n")
+    assert message.endswith("and names no commit of lib")
+    assert suggestion == "write the commit the page was written against (kb pin suggest docs/p.md)"
 
 
 def test_page_problems_become_findings(lib_kb):

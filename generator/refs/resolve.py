@@ -133,6 +133,9 @@ class PageContext:
     quotes: dict[tuple[int, int], Quote] = field(default_factory=dict)
     """The code the page quotes for its references, by (line, column): the evidence that tells
     apart files with the same name."""
+    short_pins: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """Pins written as less than a full SHA, by upstream: as written, and the index of their
+    finding in `findings` (`Resolver.settle_short_pins` reads them in the clone)."""
     missing_commits: set[tuple[str, str]] = field(default_factory=set)
     """The (upstream, commit) pins of the page found missing from their clone, each reported
     once, by the first reference that meets it. Kept with the page's resolution, not the run's:
@@ -234,6 +237,7 @@ def page_context(
                 ("pins", "anchored_at", str(name)),
             )
         elif not isinstance(sha, str) or not _FULL_SHA.match(sha):
+            context.short_pins[name] = (str(sha), len(context.findings))
             problem(
                 "pin-invalid",
                 f"pin for '{name}' is '{sha}', not a full 40-character commit SHA",
@@ -393,6 +397,36 @@ class Resolver:
             store.forked()
 
     # -- clones ---------------------------------------------------------------------------
+
+    def settle_short_pins(self, context: PageContext) -> None:
+        """Read the page's pins written short (``pin: 7fffb7c``, a tag) in their clones: the
+        references are checked at the commit meant, not at the manifest's pin, and the
+        finding gives the full SHA to write (it stays an error: a short SHA may come to name
+        two commits, a tag may move)."""
+        for name, (given, index) in context.short_pins.items():
+            upstream = self.manifest.upstreams.get(name)
+            if upstream is None:
+                continue
+            try:
+                commit = self.store(upstream).resolve_given(given)
+            except ConfigError:
+                continue  # (no clone: reported by the references that need it)
+            finding = context.findings[index]
+            if commit is None:
+                context.findings[index] = replace(
+                    finding,
+                    message=f"{finding.message}, and names no commit of {name}",
+                    suggestion=f"write the commit the page was written against (kb pin suggest "
+                    f"{context.page})",
+                )
+                continue
+            context.pins[name] = commit
+            context.findings[index] = replace(
+                finding,
+                message=f"{finding.message}; its references are checked at {commit[:12]}, "
+                "which it names",
+                suggestion=f"write {commit}",
+            )
 
     def store(self, upstream: Upstream) -> GitStore:
         """The clone of ``upstream``; raises `ConfigError` if it is missing or lacks the pin."""

@@ -873,6 +873,8 @@ class Verifier:
             return _Checked(page_findings, verdicts, findings)
         display = page.display
         context = page_context(display, page.meta, self.manifest, page.frontmatter)
+        if context.short_pins:
+            self.resolver.settle_short_pins(context)
         page_findings.extend(context.findings)
         # What the page's bare names may lean on: its full paths, and the code it quotes.
         if any(record[3] is RefForm.BARE for record in records):

@@ -29,6 +29,7 @@ import functools
 import itertools
 import re
 import weakref
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -112,6 +113,38 @@ def could_be_strong(text: str, start: int = 0, end: int | None = None) -> bool:
 def normalise(line: str) -> str:
     """The line with its indentation removed and runs of white space made one space."""
     return " ".join(line.split())
+
+
+@dataclass
+class BlockIndex:
+    """Normalised non-blank lines of one file, for exact block search (where `sync` finds the
+    cited code at another commit, where `verify` finds it in a renamed file)."""
+
+    numbers: list[int]
+    """Line numbers (1-based) of the non-blank lines, in order."""
+    texts: list[str]
+    positions: dict[str, list[int]]
+    """Normalised text -> indexes into ``numbers``."""
+
+    @classmethod
+    def of(cls, lines: list[str]) -> BlockIndex:
+        numbers, texts = [], []
+        positions: dict[str, list[int]] = defaultdict(list)
+        for number, line in enumerate(lines, 1):
+            text = normalise(line)
+            if text:
+                positions[text].append(len(numbers))
+                numbers.append(number)
+                texts.append(text)
+        return cls(numbers, texts, positions)
+
+    def find(self, block: list[str]) -> list[tuple[int, int]]:
+        """Every (first, last) line range whose non-blank lines are exactly ``block``."""
+        found = []
+        for index in self.positions.get(block[0], ()):
+            if self.texts[index : index + len(block)] == block:
+                found.append((self.numbers[index], self.numbers[index + len(block) - 1]))
+        return found
 
 
 def comment_markers(language: str) -> tuple[str, ...]:

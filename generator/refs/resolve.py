@@ -31,7 +31,7 @@ from generator.model import CodeRef, Finding, Fix, Quote, RefForm, ResolvedRef, 
 from generator.patterns import lazy_pattern
 from generator.refs import inheritance
 from generator.refs.extract.refs import CODE_EXTENSIONS, RefRecord
-from generator.refs.quote import FileIndex, is_strong, placements, prepare
+from generator.refs.quote import BlockIndex, FileIndex, is_strong, normalise, placements, prepare
 from generator.upstream.gitstore import (
     BlobText,
     GitStore,
@@ -104,8 +104,9 @@ def bind_held(
     for key, (text, occurrence, context) in entries.items():
         found = places.get(text, [])
         if context is not None:
-            reading = [n for n, i in enumerate(found, 1) if refs[i][1] == context]
-            reading = [n for n in reading if found[n - 1] not in bound]
+            reading = [
+                n for n, i in enumerate(found, 1) if refs[i][1] == context and i not in bound
+            ]
             if reading:
                 nearest = min(reading, key=lambda n: abs(n - occurrence))
                 bound[found[nearest - 1]] = key
@@ -177,9 +178,13 @@ def page_context(
     context = PageContext(page=page)
 
     def problem(
-        check: str, message: str, suggestion: str | None = None, at: tuple[str, ...] = ()
+        check: str,
+        message: str,
+        suggestion: str | None = None,
+        keys: tuple[str, ...] = (),
+        value: str | None = None,
     ) -> None:
-        line, column = _frontmatter_position(frontmatter, at)
+        line, column = _frontmatter_position(frontmatter, keys, value)
         context.findings.append(
             Finding(severity_of(check), check, page, line, column, message, suggestion)
         )
@@ -206,7 +211,7 @@ def page_context(
             problem(
                 "pin-invalid",
                 "frontmatter 'anchored_at' must map upstream names to SHAs",
-                at=("anchored_at",),
+                keys=("anchored_at",),
             )
     if meta.get("pin") is not None:
         if context.upstream is None and upstream is None:
@@ -224,7 +229,7 @@ def page_context(
             problem(
                 "pin-invalid",
                 "frontmatter 'pins' must map upstream names to commit SHAs",
-                at=("pins",),
+                keys=("pins",),
             )
         else:
             pins.update(raw_pins)
@@ -234,7 +239,8 @@ def page_context(
                 "unknown-upstream",
                 f"frontmatter pins unknown upstream '{name}'",
                 f"use one of: {known}",
-                ("pins", "anchored_at", str(name)),
+                ("pins", "anchored_at"),
+                str(name),
             )
         elif not isinstance(sha, str) or not _FULL_SHA.match(sha):
             context.short_pins[name] = (str(sha), len(context.findings))
@@ -242,7 +248,8 @@ def page_context(
                 "pin-invalid",
                 f"pin for '{name}' is '{sha}', not a full 40-character commit SHA",
                 "write the full SHA (git rev-parse <rev>)",
-                ("pin", "pins", "anchored_at", str(sha)),
+                ("pin", "pins", "anchored_at"),
+                str(sha),
             )
         else:
             context.pins[name] = sha
@@ -257,14 +264,15 @@ def page_context(
     return context
 
 
-def _frontmatter_position(frontmatter: str | None, at: tuple[str, ...]) -> tuple[int, int]:
-    """Where the frontmatter says what ``at`` names, as a page line and column: the line of a
-    top-level key of ``at`` (``pin:``), and, when ``at`` ends with a value, the first line
-    from that key on that holds it (``  minitrain: abc``); 1, 1 when it says nothing of it."""
-    if not frontmatter or not at:
+def _frontmatter_position(
+    frontmatter: str | None, keys: tuple[str, ...], value: str | None
+) -> tuple[int, int]:
+    """Where the frontmatter says something, as a page line and column: the line of the first
+    top-level key of ``keys`` (``pin:``), or, with ``value``, the first line from that key on
+    that holds it (``  minitrain: abc``); 1, 1 when it says nothing of it."""
+    if not frontmatter or not keys:
         return 1, 1
     lines = frontmatter.split("\n")
-    keys, value = set(at[:-1]) if len(at) > 1 else set(at), at[-1] if len(at) > 1 else None
     for number, line in enumerate(lines):
         key = line.split(":", 1)[0].strip()
         if line[:1] not in (" ", "\t", "-") and key in keys:
@@ -1486,7 +1494,8 @@ class Resolver:
     ) -> tuple[int | None, int | None] | None:
         """Where the cited lines of ``path``, as the file last was before it was renamed, are
         in ``renamed`` at ``commit``: found there once, as they were (a rename often comes with
-        edits: the old numbers would cite other code); None when they are not (found once)."""
+        edits: the old numbers would cite other code; searched as `sync` follows code, white
+        space and blank lines aside); None when they are not (found once)."""
         if ref.start is None or ref.end is None:
             return (None, None)
         before = store.last_version(path, commit)
@@ -1494,18 +1503,11 @@ class Resolver:
         if before is None or entry is None or before.is_binary or ref.end > before.line_count:
             return None
         after = store.blob(entry.sha)
-        if after.is_binary:
+        cited = [text for text in map(normalise, before.lines[ref.start - 1 : ref.end]) if text]
+        if after.is_binary or not cited:
             return None
-        cited = [line.rstrip() for line in before.lines[ref.start - 1 : ref.end]]
-        lines = [line.rstrip() for line in after.lines]
-        places = [
-            first
-            for first, line in enumerate(lines, 1)
-            if line == cited[0] and lines[first - 1 : first - 1 + len(cited)] == cited
-        ]
-        if len(places) != 1:
-            return None
-        return (places[0], places[0] + len(cited) - 1)
+        places = BlockIndex.of(after.lines).find(cited)
+        return places[0] if len(places) == 1 else None
 
     def _closest_path(self, store: GitStore, commit: str, path: str) -> str | None:
         """The file of the commit most like ``path``: among those with its extension and under
@@ -1689,8 +1691,8 @@ class Resolver:
         index = self._class_index(result)
         if index is None:
             return True  # (nothing to look in: say nothing)
-        upstream = self.manifest.upstreams[result.upstream or ""]
-        store, commit = self.store(upstream), result.commit or upstream.pin
+        assert result.upstream is not None and result.commit is not None  # (an index was read)
+        store, commit = self.store(self.manifest.upstreams[result.upstream]), result.commit
 
         def aliases() -> set[str]:
             lines = store.grep(commit, inheritance.alias_patterns(holder), _PYTHON_FILES)

@@ -26,7 +26,7 @@ from pathlib import PurePosixPath
 
 import git
 
-from generator.refs.quote import normalise
+from generator.refs.quote import BlockIndex, normalise
 from generator.refs.resolve import definitions
 from generator.upstream.gitstore import BlobText, GitStore
 
@@ -150,37 +150,6 @@ class Drift:
 
 
 @dataclass
-class _BlockIndex:
-    """Normalised non-blank lines of one file, for exact block search."""
-
-    numbers: list[int]
-    """Line numbers (1-based) of the non-blank lines, in order."""
-    texts: list[str]
-    positions: dict[str, list[int]]
-    """Normalised text -> indexes into ``numbers``."""
-
-    @classmethod
-    def of(cls, lines: list[str]) -> _BlockIndex:
-        numbers, texts = [], []
-        positions: dict[str, list[int]] = defaultdict(list)
-        for number, line in enumerate(lines, 1):
-            text = normalise(line)
-            if text:
-                positions[text].append(len(numbers))
-                numbers.append(number)
-                texts.append(text)
-        return cls(numbers, texts, positions)
-
-    def find(self, block: list[str]) -> list[tuple[int, int]]:
-        """Every (first, last) line range whose non-blank lines are exactly ``block``."""
-        found = []
-        for index in self.positions.get(block[0], ()):
-            if self.texts[index : index + len(block)] == block:
-                found.append((self.numbers[index], self.numbers[index + len(block) - 1]))
-        return found
-
-
-@dataclass
 class Step:
     """One commit of the history between the old and the new commit, as a diff to its parent."""
 
@@ -218,7 +187,7 @@ class Reanchorer:
                 self._changed_at[path].append(index)
             for text in step.added_texts:
                 self._added_at[text].append(index)
-        self._indexes: dict[tuple[str, str], _BlockIndex | None] = {}
+        self._indexes: dict[tuple[str, str], BlockIndex | None] = {}
         self._direct: tuple[dict[str, FileChange], list[str]] | None = None
         self._changed_words: dict[str, list[tuple[str, BlobText]]] | None = None
         self._verdicts: dict[tuple[str, int | None, int | None, str | None], Drift] = {}
@@ -233,12 +202,12 @@ class Reanchorer:
             return None
         return self.store.blob(entry.sha)
 
-    def _index(self, commit: str, path: str) -> _BlockIndex | None:
+    def _index(self, commit: str, path: str) -> BlockIndex | None:
         key = (commit, path)
         if key not in self._indexes:
             blob = self._blob(commit, path)
             self._indexes[key] = (
-                None if blob is None or blob.is_binary else _BlockIndex.of(blob.lines)
+                None if blob is None or blob.is_binary else BlockIndex.of(blob.lines)
             )
         return self._indexes[key]
 

@@ -7,9 +7,16 @@ import signal
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from generator.upstream.gitbuild import RepoBuilder, run_git
-from generator.upstream.gitstore import BlobText, GitStore, RepositoryUnavailable
+from generator.upstream.gitstore import (
+    BlobText,
+    GitStore,
+    RepositoryUnavailable,
+    _TripleQuotedStrings,
+)
 
 
 @pytest.fixture
@@ -270,3 +277,35 @@ def test_a_name_counts_where_code_uses_it_not_where_a_string_or_comment_mentions
     assert blob.occurs_in_code("g", 1, last)
     assert not blob.occurs_in_code("g", 1, last - 1), "a docstring, a comment, a string"
     assert blob.occurs_in_code("f", 1, 1) and not blob.occurs_in_code("f", 2, last)
+
+
+def _inside_a_string(text: str, offset: int) -> bool:
+    """Python's rule for triple-quoted strings, read from the start: whichever kind opens
+    first runs to the next of the same kind."""
+    at = 0
+    while True:
+        opening = min(
+            (i for i in (text.find('"""', at), text.find("'''", at)) if i != -1), default=-1
+        )
+        if opening == -1 or opening > offset:
+            return False
+        closing = text.find(text[opening : opening + 3], opening + 3)
+        end = len(text) if closing == -1 else closing + 3
+        if offset < end:
+            return True
+        at = end
+
+
+@given(
+    st.lists(st.sampled_from(['"""', "'''", '"', "'", "x", "g", "\n", " "]), max_size=40),
+    st.randoms(use_true_random=False),
+)
+def test_where_the_triple_quoted_strings_are_is_told_in_any_order_of_asking(pieces, random):
+    # A cited line's name is looked up at any place of a file, in the order the page cites
+    # them; the answer must not depend on what was asked before.
+    text = "".join(pieces)
+    offsets = [n for n, char in enumerate(text) if char not in "\"'"]
+    random.shuffle(offsets)
+    strings = _TripleQuotedStrings(text)
+    for offset in offsets:
+        assert strings.contain(offset) == _inside_a_string(text, offset), (text, offset)

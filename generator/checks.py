@@ -71,6 +71,12 @@ CHECKS: dict[str, Check] = {
             "the code the page quotes for the ref is nowhere at the commit, or the cited lines "
             "hold none of it",
         ),
+        Check(
+            "quote-differs",
+            _W,
+            "the code the page quotes for the ref is in the cited lines only with lines the "
+            "code does not have there, or in another order",
+        ),
         Check("quote-unchecked", _W, "a quote that cannot be compared (unclosed block, binary)"),
         Check(
             "names-not-in-range",

@@ -20,6 +20,7 @@ Weak quotes (one or two generic lines) never give an error: see `generator.refs.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import re
 import subprocess
@@ -40,6 +41,7 @@ from generator.refs.quote import (
     FileIndex,
     Placement,
     PreparedQuote,
+    QuoteLine,
     QuoteVerdict,
     best_partial,
     comment_markers,
@@ -358,9 +360,27 @@ class Prover:
         if place.matched >= prepared.required or _unchecked_reason(quote, target) is not None:
             return []
         found = self._in_history(prepared, target, whole=True)
-        if found is None:
-            return []
         cited = f"{_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)}"
+        if found is None:
+            # Edited, then: but a quote that shows a call, a constant or an order the code does
+            # not have misstates it, which a reader cannot see. Said, line by line.
+            assert ref.start is not None and ref.end is not None
+            low, high = min(ref.start, place.first), max(ref.end, place.last)
+            differences = _differences(prepared, quote, self._index(target), low, high)
+            if not differences:
+                return []
+            return [
+                self._finding(
+                    ref,
+                    target,
+                    "quote-differs",
+                    f"{_quote_words(quote, prepared)} differs from "
+                    f"{_range_words(low, high)} of '{target.path}' at {_at(target)}: "
+                    f"{differences}",
+                    "quote the code as it is there (eliding with `...` what it leaves out), "
+                    "or cite the code it shows",
+                )
+            ]
         return [
             self._finding(
                 ref,
@@ -897,6 +917,84 @@ def _grep(store: GitStore, commit: str, needle: str, exclude: str) -> list[str]:
         if path and path != exclude:
             paths.append(path)
     return paths
+
+
+_LISTED_DIFFERENCES = 2
+"""Lines of a quote that differs from the code named in its finding; the count says the rest."""
+
+
+def _differences(
+    prepared: PreparedQuote, quote: Quote, index: FileIndex, low: int, high: int
+) -> str:
+    """How the quote's code differs from lines ``low..high``: its lines that name what those
+    lines do not (a call, a value, a string: each with the closest line there), or, when none
+    does, the first line out of order. A line whose words are all there (a signature without
+    its annotations, arguments reflowed) and the lines of a docstring (an author's summary of
+    it) are the author's abridging, not a difference."""
+    window = [(n, index.normalised[n - 1]) for n in range(low, high + 1)]
+    words = {word for _, text in window for word in _TOKEN.findall(text)}
+    code = [line for line in _outside_docstrings(prepared.lines) if line.kind == CODE]
+    places = [index.occurrences(line, low, high) for line in code]
+    missing = [
+        line
+        for line, found in zip(code, places, strict=True)
+        if not found and any(word not in words for word in _TOKEN.findall(line.bare))
+    ]
+    if missing:
+        said = []
+        for line in missing[:_LISTED_DIFFERENCES]:
+            closest = difflib.get_close_matches(line.bare, [t for _, t in window], 1, 0.6)
+            text = f"its line {quote.line + line.number} `{_shortened(line.bare)}` is not there"
+            if closest:
+                number = next(n for n, t in window if t == closest[0])
+                text += f" (closest: line {number} `{_shortened(closest[0])}`)"
+            said.append(text)
+        more = len(missing) - _LISTED_DIFFERENCES
+        if more > 0:
+            said.append(f"{more} more of its lines {'is' if more == 1 else 'are'} not there either")
+        return "; ".join(said)
+    # Every line is there: the quote puts one before a line the code has after it.
+    latest, before = 0, None
+    for line, found in zip(code, places, strict=True):
+        if not found:
+            continue
+        after = [n for n in found if n > latest]
+        if not after and before is not None:
+            return (
+                f"its line {quote.line + line.number} `{_shortened(line.bare)}` is there "
+                f"(line {found[0]}), but not after its line {quote.line + before.number} "
+                f"`{_shortened(before.bare)}` (line {latest}), as the quote has it"
+            )
+        latest, before = (after or found)[0], line
+    return ""
+
+
+_TOKEN = lazy_pattern(r"""[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?|"[^"]*"|'[^']*'""")
+"""What a line of code names: identifiers, numbers and string literals."""
+
+
+def _outside_docstrings(lines: Sequence[QuoteLine]) -> list[QuoteLine]:
+    """The quote's lines but those of its docstrings (from a line opening a triple-quoted
+    string to the one closing it)."""
+    kept = []
+    inside: str | None = None
+    for line in lines:
+        text = line.text
+        if inside is not None:
+            if text.count(inside) % 2 == 1:
+                inside = None
+            continue
+        opening = next((q for q in ('"""', "'''") if text.lstrip("rbuRBU").startswith(q)), None)
+        if opening is not None:
+            if text.count(opening) % 2 == 1:
+                inside = opening
+            continue
+        kept.append(line)
+    return kept
+
+
+def _shortened(text: str, most: int = 72) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def _quote_words(quote: Quote, prepared: PreparedQuote) -> str:

@@ -1595,9 +1595,7 @@ def test_two_processes_spend_the_history_budget_as_one_does(
     alone = run(1)
     assert [page for page, _, _ in alone] == [f"docs/p{n:03}.md" for n in range(count)]
     # The last page's quote is past the budget: not searched, so only told to differ.
-    assert [check for _, check, _ in alone] == ["quote-elsewhere"] * (count - 1) + [
-        "quote-differs"
-    ]
+    assert [check for _, check, _ in alone] == ["quote-elsewhere"] * (count - 1) + ["quote-differs"]
     assert run(2) == alone
 
 

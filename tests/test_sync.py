@@ -980,3 +980,41 @@ def test_a_windows_path_whose_file_moved_keeps_its_local_root_and_backslashes():
     assert rewrite_ref(ref, "pkg/models/gpt.py", "pkg/models/transformer.py", 30, 37) == (
         "\\Users\\bob\\src\\pkg\\models\\transformer.py:30-37"
     )
+
+
+def test_a_bare_name_the_page_s_full_paths_settle_moves_as_verify_reads_it(tmp_path):
+    """Two files share a name; the page cites one by its full path and then by its bare name
+    alone. `verify` took the bare name for the page's file, but `sync` found it ambiguous and
+    left it as written: at the new pin it cited other lines, and `verify` passed them."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    flags = "def add_flags(parser):\n    parser.add('--offload')\n    parser.add('--colocate')\n"
+    old = repo.commit(
+        {"pkg/train/args.py": "def parse():\n    return 1\n", "pkg/rollout/args.py": flags},
+        "flags",
+    )
+    target = repo.commit({"pkg/rollout/args.py": "import os\n\n\n" + flags}, "import os")
+    root = tmp_path / "kb"
+    (root / "docs").mkdir(parents=True)
+    (root / "upstreams.yaml").write_text(
+        f"cache_dir: {tmp_path}\nupstreams:\n  up:\n    url: {repo.path}\n    pin: {old}\n"
+        "    prefixes: [pkg/]\n",
+        "utf-8",
+    )
+    (root / "docs" / "flags.md").write_text(
+        "---\ntitle: Flags\n---\n# Flags\n\n"
+        "The rollout flags are added in `pkg/rollout/args.py:1-3`.\n\n"
+        "The offload flag is declared at args.py:2, and `--colocate` at args.py:3.\n",
+        "utf-8",
+    )
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "kb")
+    listed = cli(root, "verify", "--list-refs")
+    assert "args.py:2 -> up@" in listed.stdout and "pkg/rollout/args.py:2" in listed.stdout
+
+    result = cli(root, "sync", "up", "--no-fetch", "--to", target)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "resolved to no single file" not in result.stdout
+    page = (root / "docs" / "flags.md").read_text("utf-8")
+    assert "declared at args.py:5, and `--colocate` at args.py:6." in page
+    assert "`pkg/rollout/args.py:4-6`" in page

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from generator.checks import severity_of
 from generator.files import shown_path
-from generator.model import CodeRef, Finding, Fix, Quote, RefForm, ResolvedRef, Upstream
+from generator.model import CodeRef, Evidence, Finding, Fix, Quote, RefForm, ResolvedRef, Upstream
 from generator.patterns import lazy_pattern
 from generator.refs import inheritance
 from generator.refs.extract.refs import CODE_EXTENSIONS, RefRecord
@@ -149,6 +149,24 @@ class PageContext:
         if not self.cited and quote is None:
             return ()
         return (self.cited, quote.text if quote is not None else None)
+
+    def lean_on(
+        self, records: Sequence[RefRecord], evidence: Mapping[int, Evidence] | None = None
+    ) -> None:
+        """Let the page's bare names lean on what the page says elsewhere: its full paths, and
+        the code it quotes for each bare name (``evidence``, by record index). Every command
+        that resolves a page's references does so, so that they agree on what a name means."""
+        if not any(record[3] is RefForm.BARE for record in records):
+            return
+        self.cited = frozenset(
+            record[4] for record in records if record[3] is RefForm.PATH and record[5]
+        )
+        if evidence:
+            self.quotes = {
+                (records[i][0], records[i][1]): found.quote
+                for i, found in evidence.items()
+                if found.quote is not None and records[i][3] is RefForm.BARE
+            }
 
     @property
     def key(self) -> tuple[Any, ...]:

@@ -359,6 +359,7 @@ def _plan_page(
     # The code the page quotes for its references: a quote the old lines do not hold makes a
     # reference as wrong there as an error of its own (`_contradicts`).
     evidence = collect_evidence(layout, records, weak=False) if verifier.proving else {}
+    context.lean_on(records, evidence)  # (bare names mean here what they mean to `verify`)
     shared = shared_paths(CodeRef(page.display, *record) for record in records)
     together: dict[tuple[int, str], list[tuple[CodeRef, str, RefDrift]]] = {}
     for index, record in enumerate(records):

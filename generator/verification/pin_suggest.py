@@ -213,6 +213,7 @@ def _claims(
         records = ref_records(layout, verifier.options)
         evidence = collect_evidence(layout, records, headings=True)
         context = page_context(file.display, page.meta, manifest, page.frontmatter)
+        context.lean_on(records, evidence)
         bound = held_bound(context.held, page.text, records) if context.held else {}
         for index, record in enumerate(records):
             ref = CodeRef(file.display, *record)

@@ -54,7 +54,6 @@ from generator.model import (
     Finding,
     Link,
     Quote,
-    RefForm,
     ResolvedRef,
     Severity,
 )
@@ -876,17 +875,7 @@ class Verifier:
         if context.short_pins:
             self.resolver.settle_short_pins(context)
         page_findings.extend(context.findings)
-        # What the page's bare names may lean on: its full paths, and the code it quotes.
-        if any(record[3] is RefForm.BARE for record in records):
-            context.cited = frozenset(
-                record[4] for record in records if record[3] is RefForm.PATH and record[5]
-            )
-            if evidence:
-                context.quotes = {
-                    (records[i][0], records[i][1]): found.quote
-                    for i, found in evidence.items()
-                    if found.quote is not None and records[i][3] is RefForm.BARE
-                }
+        context.lean_on(records, evidence)
         resolver = self.resolver
         known = resolver.verdicts_in(context)
         held = context.held

@@ -329,6 +329,58 @@ def test_a_function_copied_then_deleted_where_it_was_is_followed_to_its_copy(tmp
     assert body.candidates == [("pkg/b.py", 26, 27)]
 
 
+def test_a_function_copied_then_edited_where_it_was_is_held_with_both_places(tmp_path):
+    """Copied into b.py, then edited in a.py, which still defines it: that is no move (the
+    loader still calls a.py's), and following the unchanged copy pointed the page at code it
+    does not describe, with `verify` passing. Which of the two the page means is a person's
+    call: held as ambiguous, the copy and the edited original its candidates."""
+    from generator.sync.reanchor import DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER, "pkg/b.py": FILLER}, "base")
+    repo.commit({"pkg/b.py": FILLER + WORK}, "copy work into b")
+    edited = WORK.replace("timeout=30", "timeout=60")
+    new = repo.commit({"pkg/a.py": edited + "\n\n" + FILLER}, "edit work in a")
+    drift = Reanchorer(GitStore(repo.path), old, new).classify("pkg/a.py", 1, 3, "work")
+    assert drift.status is DriftStatus.AMBIGUOUS, drift.reason
+    assert [c[0] for c in drift.candidates] == ["pkg/b.py", "pkg/a.py"]
+
+
+def test_lines_moved_into_another_function_are_held_as_changed(tmp_path):
+    """Two logging lines move from `Trainer.fit` into `Trainer.step` (only their indentation
+    differs): found by their text, they were "moved", and the page saying the logging happens
+    in `fit` then cited `step`. A whole method moved keeps its name, and still moves."""
+    from generator.sync.reanchor import DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    step = "    def step(self, batch):\n        loss = self.model(batch)\n        return loss\n"
+    logging = "if self.n % 10 == 0:\n    log(self.n, loss)\n"
+    fit = "    def fit(self):\n        for batch in self.loader:\n            loss = self.step(batch)\n"
+    indented = "".join(" " * 12 + line + "\n" for line in logging.splitlines())
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/t.py": "class Trainer:\n" + step + "\n" + fit + indented}, "one")
+    moved = step.replace(
+        "        return loss\n",
+        "".join(" " * 8 + line + "\n" for line in logging.splitlines()) + "        return loss\n",
+    )
+    new = repo.commit({"pkg/t.py": "class Trainer:\n" + moved + "\n" + fit}, "log from step")
+    store = GitStore(repo.path)
+    drift = Reanchorer(store, old, new).classify("pkg/t.py", 9, 10, "fit")
+    assert drift.status is DriftStatus.CHANGED, drift.reason
+    assert drift.reason == "the cited lines moved out of `Trainer.fit` into `Trainer.step`"
+    assert drift.candidates == [("pkg/t.py", 4, 5)]
+
+    # The whole of `fit`, moved below a new method, is followed.
+    helper = "    def helper(self):\n        return 1\n\n"
+    later = repo.commit(
+        {"pkg/t.py": "class Trainer:\n" + step + "\n" + helper + fit + indented}, "helper"
+    )
+    drift = Reanchorer(store, old, later).classify("pkg/t.py", 6, 10, "fit")
+    assert drift.status is DriftStatus.MOVED, drift.reason
+    assert (drift.new_start, drift.new_end) == (9, 13)
+
+
 # -- 4. nothing is skipped silently -----------------------------------------------------------
 
 

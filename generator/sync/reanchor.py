@@ -425,7 +425,25 @@ class Reanchorer:
             return None
         cited = _qualified_at(old_blob.lines, cited_start)
         copied = _qualified_at(copy_blob.lines, copy_start)
-        return holders[0] if cited and cited == copied else None
+        if not cited or cited != copied or self._still_defined(where, position, cited):
+            return None
+        return holders[0]
+
+    def _still_defined(
+        self, where: tuple[str, int, int], position: int, qualified: tuple[str, ...]
+    ) -> bool:
+        """Whether the file of ``where`` (at the commit at ``position``), followed to the new
+        commit, still defines ``qualified`` there: then its code was copied and edited where
+        it was, not moved, and which of the two the page means is a person's call."""
+        path = self._carry_path(where[0], position)
+        blob = self._blob(self.new, path) if path else None
+        if blob is None or blob.is_binary:
+            return False
+        lines = blob.lines
+        return any(
+            _qualified_at(lines, first) == qualified
+            for first, _ in definitions(tuple(lines), qualified[-1])
+        )
 
     def _track_file(self, path: str) -> Drift:
         where = path
@@ -612,6 +630,20 @@ class Reanchorer:
                 reason="the cited lines were edited",
             )
             return self._lost(drift, lost, symbol, where, len(self.steps))
+        left = self._left_definition(drift, blob.lines, start, lines)
+        if left is not None:
+            # The same lines in another function are not what the page says they are: that
+            # the logging happens in `fit` is no longer true once it happens in `step`.
+            return Drift(
+                DriftStatus.CHANGED,
+                drift.old_path,
+                drift.old_start,
+                drift.old_end,
+                reason=f"the cited lines moved out of `{left[0]}` into `{left[1]}`",
+                candidates=[where],
+                old_lines=drift.old_lines,
+                new_lines=lines,
+            )
         drift.new_path, drift.new_start, drift.new_end = where
         if where != (drift.old_path, drift.old_start, drift.old_end):
             drift.status = DriftStatus.MOVED
@@ -619,6 +651,22 @@ class Reanchorer:
                 f" into {path}" if path != drift.old_path else ""
             )
         return drift
+
+    def _left_definition(
+        self, drift: Drift, new_lines: list[str], start: int, lines: list[str]
+    ) -> tuple[str, str] | None:
+        """For cited lines inside a definition at the old commit, found at ``start`` of
+        ``new_lines`` inside another one: the two qualified names (``Trainer.fit``,
+        ``Trainer.step``). A whole definition carries its own name along, so only the lines of
+        a body moved into another body (or out of any) count."""
+        old_blob = self._blob(self.old, drift.old_path)
+        if old_blob is None or drift.old_start is None:
+            return None
+        before = _qualified_name(old_blob.lines, _first_code_line(drift.old_lines, drift.old_start))
+        after = _qualified_name(new_lines, _first_code_line(lines, start))
+        if not before or before == after:
+            return None
+        return ".".join(before), ".".join(after) or "the module's top level"
 
     def _lost(
         self,

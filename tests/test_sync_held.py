@@ -356,7 +356,10 @@ def test_lines_moved_into_another_function_are_held_as_changed(tmp_path):
 
     step = "    def step(self, batch):\n        loss = self.model(batch)\n        return loss\n"
     logging = "if self.n % 10 == 0:\n    log(self.n, loss)\n"
-    fit = "    def fit(self):\n        for batch in self.loader:\n            loss = self.step(batch)\n"
+    fit = (
+        "    def fit(self):\n        for batch in self.loader:\n"
+        "            loss = self.step(batch)\n"
+    )
     indented = "".join(" " * 12 + line + "\n" for line in logging.splitlines())
     repo = RepoBuilder.init(tmp_path / "up")
     old = repo.commit({"pkg/t.py": "class Trainer:\n" + step + "\n" + fit + indented}, "one")

@@ -11,6 +11,7 @@ from generator.model import Severity
 from generator.refs.extract import scan
 from generator.refs.extract.evidence import collect_evidence
 from generator.refs.extract.refs import ref_records
+from generator.upstream.gitbuild import RepoBuilder
 from generator.verification.pipeline import PARALLEL_MINIMUM_PAGES
 
 from .conftest import KB
@@ -580,6 +581,31 @@ def test_fix_reports_the_pages_as_they_are_after_it(actor_kb: KB) -> None:
     assert "rewrote lib/actor.py:40-46 -> lib/actor.py:15-21" in done.stdout
     assert "range-outside-file" not in done.stdout and "all good" in done.stdout
     assert done.returncode == 0, done.stdout
+
+
+def test_fix_leaves_a_page_whose_other_references_say_its_pin_is_older(actor_kb: KB) -> None:
+    """A page written against the branch's head but pinned to an older commit: a file it cites
+    is missing at the pin (and the finding says the head has it), and `--fix` moved its other
+    references onto the old pin's lines, which would make the page describe code it never
+    meant and hide the wrong pin. They are left, saying to run `kb pin suggest` first."""
+    repo = RepoBuilder(actor_kb.root / "cache" / "lib")
+    repo.commit({"lib/new.py": "def fresh():\n    return 2\n"}, "Add new.py")
+    body = f"`sleep()` (lib/actor.py:24-30):\n\n{SLEEP_QUOTE}\n\nAnd `fresh()` (lib/new.py:1-2).\n"
+    page = actor_kb.page("a.md", body)
+    before = page.read_bytes()
+    result = actor_kb.cli("verify", "docs", "--no-cache", "--fix", "--format", "json")
+    data = json.loads(result.stdout)
+    assert data["fixes"]["rewrites"] == []
+    (skipped,) = data["fixes"]["skipped"]
+    assert skipped["text"] == "lib/actor.py:24-30"
+    assert "run `kb pin suggest docs/a.md` first" in skipped["reason"]
+    assert page.read_bytes() == before
+    # Without the reference that doubts the pin, the proven fix is applied.
+    actor_kb.page("a.md", body.replace("lib/new.py:1-2", "lib/util.py:1-2"))
+    result = actor_kb.cli("verify", "docs", "--no-cache", "--fix", "--format", "json")
+    assert [r["after"] for r in json.loads(result.stdout)["fixes"]["rewrites"]] == [
+        "lib/actor.py:15-21"
+    ]
 
 
 def test_fix_writes_json_and_leaves_headings_and_held_refs(actor_kb: KB) -> None:

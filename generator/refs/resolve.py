@@ -64,6 +64,9 @@ class HeldRef:
 
 Key = TypeVar("Key")
 
+PINNED_OLDER = "is the page pinned to an older commit than it was written against?"
+"""What a file missing at the pin but at the branch's head says of its page (`verify --fix`
+then leaves the page's other references alone)."""
 HELD_CONTEXT = 40
 """Characters before a held reference on its line that its ``held_refs`` entry records."""
 
@@ -1499,10 +1502,7 @@ class Resolver:
                     suggestion = close + suffix
         head = store.resolve(upstream.branch)
         if head and head != commit and store.entry(head, path) is not None:
-            message += (
-                f" (it exists at {upstream.branch} {head[:7]}: is the page pinned to an "
-                "older commit than it was written against?)"
-            )
+            message += f" (it exists at {upstream.branch} {head[:7]}: {PINNED_OLDER})"
         self._add(
             result, "file-missing", message, f"did you mean {suggestion}?" if suggestion else None
         )

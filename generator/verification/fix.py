@@ -8,8 +8,9 @@ the frontmatter); each page is written once, atomically.
 
 Left alone, and said why: a reference in a heading (its anchor would change and the links to
 it break), one whose path is written apart from its lines and moved to another file, one that
-``held_refs`` names (sync holds it for review), and one whose page changed since it was
-verified.
+``held_refs`` names (sync holds it for review), one whose page changed since it was
+verified, and those of a page that cites a file missing at its pin but present at the branch's
+head (written against a later commit: ``pin suggest`` first).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import NamedTuple
 from generator.files import atomic_write
 from generator.kb.pages import parse_page
 from generator.model import CodeRef, Finding
+from generator.refs.resolve import PINNED_OLDER
 from generator.refs.rewrite import rewrite_apart, rewrite_ref
 from generator.verification.pipeline import Report
 
@@ -86,10 +88,24 @@ def fix_references(report: Report, dry_run: bool = False) -> FixResult:
             continue
         seen.add(key)
         by_page[finding.page].append((ref, finding))
+    doubted = {
+        (finding.page, finding.upstream) for finding in report.findings if _doubts_pin(finding)
+    }
     rewrites: list[Rewrite] = []
     written: list[str] = []
     for page, wanted in by_page.items():
-        done, left = _fix_page(Path(page), page, wanted, dry_run)
+        kept = []
+        for ref, finding in wanted:
+            if (page, finding.upstream) in doubted:
+                # Moved onto the pin's lines, a reference of a page written against another
+                # commit would describe code the page never meant, and hide that the pin is
+                # what is wrong.
+                skipped.append(_skip(ref, _PIN_DOUBTED.format(page=page)))
+            else:
+                kept.append((ref, finding))
+        if not kept:
+            continue
+        done, left = _fix_page(Path(page), page, kept, dry_run)
         rewrites += done
         skipped += left
         if done and not dry_run:
@@ -183,6 +199,20 @@ class _Also(NamedTuple):
     """A second edit of one rewrite: the path of a reference written apart from its lines."""
 
     after: str
+
+
+_PIN_DOUBTED = (
+    "other references of the page say it was written against another commit than its pin: "
+    "run `kb pin suggest {page}` first"
+)
+
+
+def _doubts_pin(finding: Finding) -> bool:
+    """Whether ``finding`` says its page was written against a later commit than its pin: a
+    file it cites is missing at the pin but at the branch's head. (A quote another commit holds
+    whole doubts only its own reference, which has no fix: the page's other quotes are where
+    the pin has them, and moving their ranges there is right for it.)"""
+    return PINNED_OLDER in finding.message
 
 
 def _held_texts(meta: dict[str, object]) -> set[str]:

@@ -206,6 +206,25 @@ def test_the_trust_line_counts_what_the_build_verified(cards_kb):
     assert text == f"4 code references verified at lib@{cards_kb.pin[:7]} · at the tip of main"
 
 
+def test_the_trust_line_names_the_references_with_a_warning(cards_kb):
+    """A page built without `strict` is published with a reference whose symbol its file does
+    not hold: the line counted the verified and the held, and that one nowhere, so a reader
+    could not tell that one of the page's claims is unverified."""
+    cards_kb.page(
+        "index.md",
+        "---\ntitle: Home\n---\n# Home\n\n`alpha()` is at `lib/core.py:6-7`; "
+        "`zeta()` (lib/core.py:6-7) is not.\n",
+    )
+    result = mkdocs_build(cards_kb.root, "--no-strict")
+    assert result.returncode == 0, result.stderr
+    line = re.search(r'<p class="kb-trust">(.*?)</p>', _page(cards_kb), re.S)
+    assert line is not None
+    assert 'class="kb-trust__item kb-trust__item--warned"' in line[1]
+    text = re.sub(r"<[^>]+>", "", line[1])
+    assert text.startswith(f"1 code reference verified at lib@{cards_kb.pin[:7]}")
+    assert text.endswith("1 reference with a warning: lib/core.py:6-7")
+
+
 @pytest.mark.parametrize(
     ("option", "value"),
     [("card_lines", "0"), ("card_page_bytes", "-5"), ("card_lines", "many")],

@@ -4,7 +4,9 @@
 upstream and commit the page's verified references cite, with how far that commit is behind the
 upstream's tracked branch in the clone (counted once per build and commit, `BehindCounter`);
 and, on a page a sync left references on for review (``held_refs`` in its frontmatter), how many
-wait, each linked to its reference on the page (`anchor_held` gives those links an id).
+wait, each linked to its reference on the page (`anchor_held` gives those links an id); and
+the references with a warning, which are neither (a page built without ``strict`` publishes
+them: the reader is told which).
 
 Computed in the build's verification, from its own report: the line says what this build
 checked, never what a page claims.
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from html import escape
 
 from generator.model import ResolvedRef
@@ -51,6 +53,8 @@ class Held:
 class Trust:
     verified: list[Verified]
     held: list[Held]
+    warned: list[str] = field(default_factory=list)
+    """The references with a warning (not held): as written, in the page's order."""
 
 
 def is_held(resolved: ResolvedRef) -> bool:
@@ -78,12 +82,16 @@ class Tally:
     verified: tuple[tuple[str, str, int], ...]
     """(upstream, commit, references verified there), sorted."""
     held: tuple[Held, ...]
+    warned: tuple[str, ...] = ()
+    """References with a warning, not held (their text): neither verified nor waiting for a
+    sync's review, and the reader should know the page says so."""
 
 
 def tally(
     refs: Sequence[ResolvedRef], anchored: Sequence[tuple[CodeLink, ResolvedRef]]
 ) -> Tally | None:
-    """The page's verified references by pin, and its held ones; None when it has neither."""
+    """The page's verified references by pin, its held ones and those with a warning; None
+    when it has none of them."""
     counts: Counter[tuple[str, str]] = Counter(
         (resolved.upstream, resolved.commit)
         for resolved in refs
@@ -91,12 +99,13 @@ def tally(
     )
     anchors = {id(resolved): link.anchor for link, resolved in anchored if link.anchor}
     held = tuple(Held(r.ref.text, anchors.get(id(r))) for r in refs if is_held(r))
-    if not counts and not held:
+    warned = tuple(r.ref.text for r in refs if r.status == "warning" and not is_held(r))
+    if not counts and not held and not warned:
         return None
     verified = tuple(
         (upstream, commit, count) for (upstream, commit), count in sorted(counts.items())
     )
-    return Tally(verified, held)
+    return Tally(verified, held, warned)
 
 
 def page_trust(
@@ -111,7 +120,7 @@ def page_trust(
         Verified(upstream, commit, count, branches.get(upstream, ""), behind(upstream, commit))
         for upstream, commit, count in counted.verified
     ]
-    return Trust(verified, list(counted.held))
+    return Trust(verified, list(counted.held), list(counted.warned))
 
 
 _WORDS = {
@@ -124,6 +133,8 @@ _WORDS = {
         "held": "{count} references wait for review after a sync:",
         "held-1": "1 reference waits for review after a sync:",
         "more": "and {count} more",
+        "warned": "{count} references with a warning:",
+        "warned-1": "1 reference with a warning:",
     },
     "zh": {
         "verified": "{count} 处代码引用已在 {pin} 验证",
@@ -134,6 +145,8 @@ _WORDS = {
         "held": "同步后有 {count} 处引用待复核：",
         "held-1": "同步后有 1 处引用待复核：",
         "more": "另有 {count} 处",
+        "warned": "{count} 处引用有警告：",
+        "warned-1": "1 处引用有警告：",
     },
 }
 
@@ -155,6 +168,14 @@ def trust_html(trust: Trust, lang: str | None) -> str:
         elif item.behind is not None:
             text += f" · {counted('behind', item.behind, branch=branch)}"
         items.append(f'<span class="kb-trust__item kb-trust__item--verified">{text}</span>')
+    if trust.warned:
+        listed = [f"<code>{escape(text)}</code>" for text in trust.warned[:MAX_LISTED]]
+        if len(trust.warned) > MAX_LISTED:
+            listed.append(escape(words["more"].format(count=len(trust.warned) - MAX_LISTED)))
+        items.append(
+            f'<span class="kb-trust__item kb-trust__item--warned">'
+            f"{counted('warned', len(trust.warned))} {', '.join(listed)}</span>"
+        )
     if trust.held:
         listed = []
         for held in trust.held[:MAX_LISTED]:

@@ -384,6 +384,33 @@ def test_lines_moved_into_another_function_are_held_as_changed(tmp_path):
     assert (drift.new_start, drift.new_end) == (9, 13)
 
 
+def test_a_whole_function_cited_that_grew_is_held_with_all_of_it(tmp_path):
+    """The page cites all of `initialize` and says data-parallel groups are never built; then
+    upstream adds lines to its end that build them, and imports above it. Its cited lines
+    are unchanged, four lines down, and were "moved" there: the page then cited part of the
+    function as if it were the whole. It is held as changed, the candidate all of it."""
+    from generator.sync.reanchor import DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    body = "def initialize(size):\n    build_tensor_groups(size)\n    build_pipeline_groups(size)\n"
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/state.py": body + "\n\n" + FILLER}, "base")
+    grown = body + "    build_data_groups(size)\n"
+    new = repo.commit(
+        {"pkg/state.py": "import os\nimport sys\n\n\n" + grown + "\n\n" + FILLER}, "grow"
+    )
+    drift = Reanchorer(GitStore(repo.path), old, new).classify("pkg/state.py", 1, 3, "initialize")
+    assert drift.status is DriftStatus.CHANGED, drift.reason
+    assert drift.reason == (
+        "the cited definition `initialize` now spans 5-8: its lines as cited are only part of it"
+    )
+    assert drift.candidates == [("pkg/state.py", 5, 8)]
+    # Part of a function, cited as such, still moves with its lines.
+    part = Reanchorer(GitStore(repo.path), old, new).classify("pkg/state.py", 2, 3, None)
+    assert part.status is DriftStatus.MOVED, part.reason
+    assert (part.new_start, part.new_end) == (6, 7)
+
+
 # -- 4. nothing is skipped silently -----------------------------------------------------------
 
 

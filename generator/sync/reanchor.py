@@ -644,6 +644,22 @@ class Reanchorer:
                 old_lines=drift.old_lines,
                 new_lines=lines,
             )
+        grown = self._grown_definition(drift, blob.lines, start, end)
+        if grown is not None:
+            # The page cites the whole function; its lines now are only a part of it, and what
+            # the page says the function does may no longer be all it does.
+            name, span = grown
+            return Drift(
+                DriftStatus.CHANGED,
+                drift.old_path,
+                drift.old_start,
+                drift.old_end,
+                reason=f"the cited definition `{name}` now spans {span[0]}-{span[1]}: its "
+                f"lines as cited are only part of it",
+                candidates=[(path, *span)],
+                old_lines=drift.old_lines,
+                new_lines=blob.lines[span[0] - 1 : span[1]],
+            )
         drift.new_path, drift.new_start, drift.new_end = where
         if where != (drift.old_path, drift.old_start, drift.old_end):
             drift.status = DriftStatus.MOVED
@@ -667,6 +683,26 @@ class Reanchorer:
         if not before or before == after:
             return None
         return ".".join(before), ".".join(after) or "the module's top level"
+
+    def _grown_definition(
+        self, drift: Drift, new_lines: list[str], start: int, end: int
+    ) -> tuple[str, tuple[int, int]] | None:
+        """For cited lines that were a whole definition at the old commit, found at
+        ``start..end`` of ``new_lines`` where the definition starting there now runs on (lines
+        added to its end): its qualified name and its span now."""
+        old_blob = self._blob(self.old, drift.old_path)
+        if old_blob is None or drift.old_start is None or drift.old_end is None:
+            return None
+        name = _qualified_at(old_blob.lines, drift.old_start)
+        if not name:
+            return None
+        cited = (drift.old_start, drift.old_end)
+        if cited not in definitions(tuple(old_blob.lines), name[-1]):
+            return None
+        now = next((s for s in definitions(tuple(new_lines), name[-1]) if s[0] == start), None)
+        if now is None or now[1] <= end:
+            return None
+        return ".".join(name), now
 
     def _lost(
         self,

@@ -109,6 +109,10 @@ def test_generated_page_verifies_clean_and_cites_every_symbol(source_kb):
     assert "### 4.3 `Engine` (lib/engine.py:15-28)" in text
     assert "#### `Engine.start()` (lib/engine.py:24-28)" in text
     assert text.count("```mermaid") == 1
+    # No commit in the prose, which a sync never moves: the trust line says it.
+    body = text.split("\n---\n", 1)[1]
+    assert source_kb.upstreams["lib"]["pin"][:7] not in body
+    assert "generated from the code of `lib`" in body
     headings = re.findall(r"^## (\d)\.", text, re.M)
     assert headings == ["1", "2", "3", "4", "5"]
     report = source_kb.verify()

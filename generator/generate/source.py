@@ -28,9 +28,9 @@ log = logging.getLogger(__name__)
 _HEADINGS = {
     "en": {
         "title": "Source analysis",
-        "pinned": "Pinned at",
-        "generated": "The outline and the diagram are generated from the code; the prose is "
-        "for the author to write.",
+        "generated": "The outline and the diagram are generated from the code of `{upstream}`; "
+        "the prose is for the author to write. The line under the title says at which commit "
+        "the site verified them.",
         "overview": "1. Overview",
         "overview_todo": "What this file is responsible for, who calls it, and what it relies on.",
         "outline": "2. Outline",
@@ -47,8 +47,8 @@ _HEADINGS = {
     },
     "zh": {
         "title": "源码分析",
-        "pinned": "固定于",
-        "generated": "大纲与类图由代码生成；正文由作者补写。",
+        "generated": "大纲与类图由 `{upstream}` 的代码生成；正文由作者补写。"
+        "标题下的一行写明站点在哪个提交验证了它们。",
         "overview": "1. 概述",
         "overview_todo": "本文件负责什么、被谁调用、依赖什么。",
         "outline": "2. 大纲",
@@ -148,7 +148,9 @@ def render_source_page(
         "",
         f"# {words['title']}: `{path}`",
         "",
-        f"> {words['pinned']} `{upstream}@{commit[:7]}` (`{commit}`). {words['generated']}",
+        # (No commit in the prose: a sync moves the page's references and its pin, never its
+        # prose, and the trust line says which commit they were verified at.)
+        f"> {words['generated'].format(upstream=upstream)}",
         "",
     ]
     if outline.parse_error:

@@ -543,3 +543,31 @@ def test_files_found_by_a_search_or_a_permalink_are_read_ahead_with_the_others(
         assert report.blob_reads == 6
         z_files = {run_git(up.path, "rev-parse", f"{first}:{p}").strip() for p in paths[2:]}
         assert sorted(one_at_a_time) == sorted(z_files)
+
+
+def test_a_path_written_from_the_checkout_s_directory_is_read_in_its_upstream(kb):
+    """`Megatron-LM/megatron/training/arguments.py:45` in a table: the path as the author's
+    shell had it, one directory above the repository. No prefix claims it, and it went
+    unchecked as `unattributed`; the repository's name (its URL's or web URL's last part)
+    says whose it is."""
+    repo = kb.new_upstream("megatron")
+    pin = repo.commit({"megatron/args.py": "def parse():\n    return 1\n"}, "args")
+    kb.add_upstream(
+        "megatron",
+        repo,
+        pin,
+        prefixes=["megatron/"],
+        web_url="https://github.com/NVIDIA/Megatron-LM",
+    )
+    kb.page(
+        "a.md",
+        "| what | where |\n|---|---|\n| parse | `Megatron-LM/megatron/args.py:1-2` |\n\n"
+        "Past its end: `Megatron-LM/megatron/args.py:5`. Elsewhere: `Other/megatron/args.py:1`.\n",
+    )
+    report = kb.verify(cache=False)
+    verdicts = {r.ref.text: (r.upstream, r.path, r.status) for r in report.refs}
+    assert verdicts["Megatron-LM/megatron/args.py:1-2"] == ("megatron", "megatron/args.py", "ok")
+    assert verdicts["Megatron-LM/megatron/args.py:5"][2] == "error"
+    assert [f.check for f in report.findings if f.text == "Other/megatron/args.py:1"] == [
+        "unattributed"
+    ]

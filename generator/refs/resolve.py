@@ -391,6 +391,13 @@ class Resolver:
             ),
             key=lambda item: -len(item[0]),
         )
+        self._by_repository_name = {
+            name.lower(): upstream
+            for upstream in manifest.upstreams.values()
+            for name in _repository_names(upstream)
+        }
+        """Upstreams by the name of their repository (``Megatron-LM``), which a path written
+        from the directory a checkout sits in starts with."""
         self._at_missing_commit = False
         """Whether the verdict being reached met a commit the clone lacks (see `verdict`)."""
         self._verdicts: dict[tuple[Any, ...], dict[VerdictKey, ResolvedRef]] = {}
@@ -951,6 +958,12 @@ class Resolver:
         upstream = self._route(path)
         if upstream is not None:
             self._attribute(result, upstream, context, path)
+            return
+        first, _, inner = path.partition("/")
+        named = self._by_repository_name.get(first.lower()) if inner else None
+        if named is not None and self._route(inner) is named:
+            # `Megatron-LM/megatron/x.py`: written from the directory the checkout sits in.
+            self._attribute(result, named, context, inner)
             return
         candidates = self._search(path, result, context)
         if len(candidates) == 1:
@@ -2055,6 +2068,18 @@ def _spans_text(path: str, spans: list[tuple[int, int]]) -> str:
     return " or ".join(
         f"{path}:{first}-{last}" if last > first else f"{path}:{first}" for first, last in spans[:3]
     )
+
+
+def _repository_names(upstream: Upstream) -> set[str]:
+    """The names a checkout of ``upstream`` has: the last part of its URL and of its web URL,
+    without ``.git``."""
+    names = set()
+    for address in (upstream.url, upstream.web_url):
+        last = (address or "").rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+        last = last.removesuffix(".git")
+        if last and last not in (".", ".."):
+            names.add(last)
+    return names
 
 
 def symbol_definitions(lines: tuple[str, ...], symbol: str) -> list[tuple[int, int]]:

@@ -621,6 +621,64 @@ def test_the_trust_line_links_to_the_references_waiting_for_review(browser, host
     browser.screenshot(ARTIFACTS / "trust-line-held.png")
 
 
+@pytest.fixture(scope="module")
+def local_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, str]]:
+    """A knowledge base whose upstream is a clone on a local path, with no web address."""
+    kb = KB(tmp_path_factory.mktemp("local") / "kb")
+    kb.docs.mkdir(parents=True)
+    repo = kb.new_upstream("lib")
+    pin = repo.commit({"lib/steps.py": "".join(f"STEP_{n} = {n}\n" for n in range(1, 30))}, "Steps")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    kb.page("index.md", "---\ntitle: Local\n---\n# Local\n\nThe steps are `lib/steps.py:3-6`.\n")
+    shutil.copy(ROOT / "mkdocs.yml", kb.root / "mkdocs.yml")
+    site_config(kb.root)
+    result = mkdocs_build(kb.root, "--no-strict")
+    assert result.returncode == 0, result.stderr
+    with _serving(kb.root / "site") as url:
+        yield url, kb.root / "cache" / "lib", pin
+
+
+def test_a_reference_into_an_upstream_with_no_web_address_shows_its_card(browser, local_site):
+    """No forge to link to: the reference is a button that opens its card from the keyboard
+    and with a click, and the page stays where it is."""
+    server, clone, pin = local_site
+    browser.navigate(server)
+    button = "document.querySelector('article button.kb-code-ref')"
+    assert browser.evaluate(f"{button}.textContent") == "lib/steps.py:3-6"
+    assert browser.evaluate("document.querySelectorAll('article a[data-kb-card]').length") == 0
+    # Focus what comes just before it in tab order, then press Tab.
+    browser.evaluate(
+        "(() => { const all = [...document.querySelectorAll('a[href], button, input')]"
+        ".filter(e => e.getClientRects().length && e.tabIndex >= 0);"
+        f" all[all.indexOf({button}) - 1].focus(); }})()"
+    )
+    _key(browser, "Tab", 9)
+    assert browser.evaluate(f"document.activeElement === {button}")
+    browser.wait_for(_CARD_SHOWN)
+    source = _git_lines(clone, pin, "lib/steps.py")
+    assert browser.evaluate(_CARD_LINES) == [[n, source[n - 1]] for n in range(3, 7)]
+    assert browser.evaluate("document.querySelector('#kb-card a.kb-card__out')") is None
+    # Enter pins it and takes the focus into it; Escape gives the focus back.
+    _key(browser, "Enter", 13)
+    browser.wait_for("document.getElementById('kb-card').contains(document.activeElement)")
+    _key(browser, "Escape", 27)
+    browser.wait_for("document.getElementById('kb-card').hidden")
+    assert browser.evaluate(f"document.activeElement === {button}")
+    # A click pins it too, and goes nowhere.
+    browser.evaluate(f"{button}.blur()")
+    box = browser.evaluate(
+        f"(() => {{ const r = {button}.getClientRects()[0];"
+        " return [r.left + r.width / 2, r.top + r.height / 2]; })()"
+    )
+    for kind in ("mousePressed", "mouseReleased"):
+        browser.call(
+            "Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1
+        )
+    browser.wait_for("document.getElementById('kb-card').classList.contains('kb-card--pinned')")
+    assert browser.evaluate("location.href").rstrip("/") == server.rstrip("/")
+    browser.screenshot(ARTIFACTS / "card-no-web-address.png")
+
+
 # ---------------------------------------------------------------------------------------------
 # Diagrams and tables that read at any size
 #

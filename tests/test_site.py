@@ -572,18 +572,25 @@ def test_tags_written_as_one_value_are_one_tag_on_the_site(site_kb):
     assert '<h2 id="tag:fsdp">' in tags
 
 
-def test_an_upstream_without_a_web_address_says_why_its_references_are_not_linked(site_kb):
+def test_an_upstream_without_a_web_address_shows_its_code_but_links_nowhere(site_kb):
+    """A clone on a local path or an internal server has no forge to link to; the cards are
+    made from the code the build read all the same (they had been left out with the link):
+    each reference is a button that shows its card, which opens nothing elsewhere."""
     site_kb.upstreams["lib"].pop("web_url", None)
     site_kb.write_manifest()
     result = build(site_kb)
     assert result.returncode == 0, result.stderr
     assert (
-        "knowledge-base: upstream 'lib' has no web_url: its references are checked but not "
-        "linked and get no code cards (add web_url: https://github.com/OWNER/REPO to "
+        "knowledge-base: upstream 'lib' has no web_url: its references are checked and show "
+        "their code cards, but link to no forge (add web_url: https://github.com/OWNER/REPO to "
         "upstreams.yaml)"
     ) in result.stderr
     page = html_of(site_kb.root, "one")
-    assert "kb-card__head" not in page and "github.com/acme/lib/blob" not in page
+    assert "github.com/acme/lib/blob" not in page and "kb-card__out" not in page
+    button = re.search(r'<button type="button" class="kb-code-ref" data-kb-card="([\w-]+)">', page)
+    assert button is not None, page
+    template = re.search(rf'<template id="{button[1]}">(.*?)</template>', page, re.S)
+    assert template is not None and "kb-card__head" in template[1]
 
 
 def test_a_reference_in_a_footnote_is_linked_where_the_note_is_shown(site_kb):

@@ -96,6 +96,8 @@ _WORDS = {
         "empty": "(empty file)",
         "binary": "(binary file)",
         "more-symbols": "{count} more definitions on {forge}",
+        "more-here": "{count} more lines",
+        "more-symbols-here": "{count} more definitions",
     },
     "zh": {
         "lines": "第 {start}–{end} 行",
@@ -108,6 +110,8 @@ _WORDS = {
         "empty": "（空文件）",
         "binary": "（二进制文件）",
         "more-symbols": "另有 {count} 个定义，见 {forge}",
+        "more-here": "另有 {count} 行",
+        "more-symbols-here": "另有 {count} 个定义",
     },
 }
 
@@ -126,7 +130,7 @@ class CardMaker:
     """The clone of an upstream by `Upstream` (the verifier's `Resolver.store`)."""
     limits: CardLimits = field(default_factory=CardLimits)
     _outlines: dict[str, Outline] = field(default_factory=dict)
-    _bodies: dict[tuple[Target, str, str], str | None] = field(default_factory=dict)
+    _bodies: dict[tuple[Target, str | None, str], str | None] = field(default_factory=dict)
     """Cards already made, for the pages citing the same lines: each is highlighted once."""
 
     def page_cards(
@@ -163,7 +167,7 @@ class CardMaker:
     # -- one card
 
     def _body(
-        self, target: Target, url: str, lang: str | None, words: dict[str, str]
+        self, target: Target, url: str | None, lang: str | None, words: dict[str, str]
     ) -> str | None:
         key = (target, url, lang or "")
         if key not in self._bodies:
@@ -172,12 +176,12 @@ class CardMaker:
             self._bodies[key] = self._card(target, url, words)
         return self._bodies[key]
 
-    def _card(self, target: Target, url: str, words: dict[str, str]) -> str | None:
+    def _card(self, target: Target, url: str | None, words: dict[str, str]) -> str | None:
         upstream = self.upstreams.get(target.upstream)
         blob = self._blob(upstream, target) if upstream is not None else None
         if upstream is None or blob is None:
             return None
-        forge = forge_name(upstream.web_url)
+        forge = forge_name(upstream.web_url) if upstream.web_url else None
         start, end = target.start, target.end
         if start is None and target.symbol:
             start, end = _definition(blob, target.symbol) or (None, None)
@@ -193,6 +197,8 @@ class CardMaker:
             f'<span class="kb-card__where">{escape(where)}</span>'
             f'<span class="kb-card__pin">{escape(target.upstream)}@{target.commit[:7]}</span></div>'
         )
+        if url is None:  # (no forge to open it on: the card is all a reader gets)
+            return f"{head}{body}"
         foot = (
             f'<a class="kb-card__out" href="{escape(url)}">'
             f"{escape(words['open'].format(forge=forge))}</a>"
@@ -231,7 +237,7 @@ class CardMaker:
         start: int,
         end: int,
         words: dict[str, str],
-        forge: str,
+        forge: str | None,
     ) -> str:
         if blob.is_binary:
             return f'<p class="kb-card__note">{escape(words["binary"])}</p>'
@@ -256,10 +262,8 @@ class CardMaker:
             )
         more = end - start + 1 - len(lines)
         if more > 0:
-            html += (
-                f'<p class="kb-card__note">'
-                f"{escape(words['more'].format(count=more, forge=forge))}</p>"
-            )
+            said = words["more"] if forge else words["more-here"]
+            html += f'<p class="kb-card__note">{escape(said.format(count=more, forge=forge))}</p>'
         return html
 
     def _outline(
@@ -280,20 +284,24 @@ class CardMaker:
         if not outline.symbols:
             # Nothing defined (a config, a README): its first lines say more than an empty list.
             end = min(len(blob.lines), self.limits.lines)
-            return self._code(target.path, blob, 1, end, words, forge_name(upstream.web_url))
+            forge = forge_name(upstream.web_url) if upstream.web_url else None
+            return self._code(target.path, blob, 1, end, words, forge)
         items = []
         for symbol in outline.symbols[: self.limits.lines]:
-            url = code_url(upstream, target.commit, target.path, symbol.start, symbol.end) or ""
-            items.append(
-                f'<li style="--kb-depth:{symbol.depth}"><a href="{escape(url)}">'
+            url = code_url(upstream, target.commit, target.path, symbol.start, symbol.end)
+            entry = (
                 f'<span class="kb-card__ln">{symbol.start}</span>'
                 f'<span class="kb-card__kind">{escape(symbol.kind)}</span> '
-                f"<code>{escape(symbol.name)}</code></a></li>"
+                f"<code>{escape(symbol.name)}</code>"
             )
+            if url is not None:
+                entry = f'<a href="{escape(url)}">{entry}</a>'
+            items.append(f'<li style="--kb-depth:{symbol.depth}">{entry}</li>')
         more = len(outline.symbols) - len(items)
         note = ""
         if more > 0:
-            text = words["more-symbols"].format(count=more, forge=forge_name(upstream.web_url))
+            said = words["more-symbols"] if upstream.web_url else words["more-symbols-here"]
+            text = said.format(count=more, forge=forge_name(upstream.web_url))
             note = f'<p class="kb-card__note">{escape(text)}</p>'
         return (
             f'<p class="kb-card__label">{escape(words["outline"])}</p>'

@@ -57,11 +57,13 @@ _NOT_BRACKET = re.compile(r"[^\[\]\n]")
 
 @dataclass(frozen=True)
 class CodeLink:
-    """Wrap ``text[start:end]`` in ``<a href="url" title="title">…</a>``."""
+    """Wrap ``text[start:end]`` in ``<a href="url" title="title">…</a>``; for an upstream
+    with no web address (``url`` None: a clone on a local path, an internal server), in a
+    button that shows its code card, or a span that only says where it was verified."""
 
     start: int
     end: int
-    url: str
+    url: str | None
     title: str
     card: str | None = None
     """The id of the ``<template>`` holding the code card the link shows (`cards`): the card
@@ -71,11 +73,22 @@ class CodeLink:
 
     def opening(self) -> str:
         anchor = f' id="{escape(self.anchor)}"' if self.anchor else ""
+        shown = (
+            f' data-kb-card="{escape(self.card)}"'
+            if self.card
+            else f' title="{escape(self.title)}"'
+        )
+        if self.url is not None:
+            return f'<a href="{escape(self.url)}"{anchor}{shown}>'
         if self.card:
-            return f'<a href="{escape(self.url)}"{anchor} data-kb-card="{escape(self.card)}">'
-        return f'<a href="{escape(self.url)}"{anchor} title="{escape(self.title)}">'
+            return f'<button type="button" class="kb-code-ref"{anchor}{shown}>'
+        return f'<span class="kb-code-ref"{anchor}{shown}>'
 
-    closing = "</a>"
+    @property
+    def closing(self) -> str:
+        if self.url is not None:
+            return "</a>"
+        return "</button>" if self.card else "</span>"
 
 
 class Wrapper(Protocol):
@@ -185,7 +198,7 @@ def plan_linked_refs(
             first, last = symbol_lines(resolved) or (None, None)
         start, end = placed
         url = code_url(upstream, resolved.commit, path, first, last, ref.is_directory)
-        if url is None:
+        if url is None and upstream.web_url:
             continue
         title = f"{upstream.name}@{resolved.commit[:7]}"
         candidates.append((CodeLink(start, end, url, title), resolved))

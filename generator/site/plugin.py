@@ -807,8 +807,8 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                         # would leave its references plain with no word why.
                         log.info(
                             "knowledge-base: upstream '%s' has no web_url: its references are "
-                            "checked but not linked and get no code cards (add web_url: "
-                            "https://github.com/OWNER/REPO to %s)",
+                            "checked and show their code cards, but link to no forge (add "
+                            "web_url: https://github.com/OWNER/REPO to %s)",
                             printable(upstream.name),
                             manifest.display_path(),
                         )

@@ -3,7 +3,7 @@
 // Escape closes it. Without this script the link is the plain link to the forge.
 (function () {
   "use strict";
-  var LINK = "a[data-kb-card]";
+  var LINK = "[data-kb-card]"; // a link to the forge, or a button where there is none
   var card = null;
   var current = null;
   var pinned = false;

@@ -990,6 +990,30 @@ def loss_func(self, output, labels):
 ```"""
 
 
+def test_a_block_after_a_sentence_over_two_lines_is_the_reference_whose_lines_hold_it(
+    kb: KB,
+) -> None:
+    """ "`loss_func` (megatron.py:2-6) wraps FSDP's\n`forward_backward` (fsdp.py:2-5):" and
+    then the Megatron loss: the block went to the nearer reference, whose file holds none of
+    it, and a correct sentence got `quote-not-found`. When a reference on a line above in the
+    same paragraph holds it, the block is that one's; when none does, the error stays."""
+    repo = kb.new_upstream("lib")
+    pin = repo.commit(TWO_ACTORS, "Actors")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    sentence = (
+        "`loss_func` (`lib/megatron.py:2-6`) is what FSDP's\n"
+        "`forward_backward` (`lib/fsdp.py:2-5`) calls:\n\n"
+    )
+    kb.page("a.md", sentence + LOSS_QUOTE + "\n")
+    assert findings(kb) == []
+    # Another paragraph above: the block is still the nearer reference's, and wrong for it.
+    kb.page("a.md", sentence.replace("FSDP's\n", "FSDP's.\n\n") + LOSS_QUOTE + "\n")
+    assert [(f.check, f.line) for f in findings(kb)] == [("quote-elsewhere", 3)]
+    # Cited at other lines above, the block is nobody's there either.
+    kb.page("a.md", sentence.replace("megatron.py:2-6", "megatron.py:1-2") + LOSS_QUOTE + "\n")
+    assert [(f.check, f.line) for f in findings(kb)] == [("quote-elsewhere", 2)]
+
+
 def test_a_quote_in_another_file_not_holding_the_named_function_gets_no_fix(kb: KB) -> None:
     """The page names `forward_backward` beside a FSDP range and quotes the Megatron loss:
     --fix moved the reference into the Megatron file, where the page then said

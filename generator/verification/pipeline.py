@@ -65,6 +65,7 @@ from generator.refs.linkcheck import LinkChecker, footnote_findings
 from generator.refs.prove import Prover
 from generator.refs.resolve import (
     HeldRef,
+    PageContext,
     Resolver,
     held_bound,
     page_context,
@@ -83,7 +84,7 @@ from generator.verification.cache import (
 log = logging.getLogger(__name__)
 
 EVIDENCE_CHECKS = frozenset(
-    {"quote-elsewhere", "quote-not-found", "quote-unchecked", "names-not-in-range"}
+    {"quote-elsewhere", "quote-not-found", "quote-differs", "quote-unchecked", "names-not-in-range"}
 )
 """The checks that prove references by their evidence (`generator.refs.prove`)."""
 
@@ -902,6 +903,14 @@ class Verifier:
                 proof = self.prover.prove(
                     ref, verdict, evidence[index], resolver.linked_context(ref, context)
                 )
+                if (
+                    proof
+                    and held_ref is None
+                    and self._quote_of_another(
+                        index, records, evidence, page.text or "", context, known
+                    )
+                ):
+                    proof = [f for f in proof if f.check not in _QUOTE_CHECKS]
                 if proof and held_ref is not None:
                     proof = [_at_held_commit(finding, held_ref) for finding in proof]
                 found = [*_not_fixed_by(proof, found), *proof]
@@ -924,6 +933,39 @@ class Verifier:
                     )
                 )
         return _Checked(page_findings, verdicts, findings)
+
+    def _quote_of_another(
+        self,
+        index: int,
+        records: Sequence[RefRecord],
+        evidence: dict[int, Evidence],
+        text: str,
+        context: PageContext,
+        known: dict[Any, ResolvedRef],
+    ) -> bool:
+        """Whether the block quoted after reference ``index`` is the code of another reference
+        of the same sentence, on a line above in its paragraph, whose lines hold it: "`f`
+        (`a.py:15-21`) wraps Megatron's `f`\n(`b.py:4-17`):" and then `a.py`'s `f`. The block
+        was the nearer reference's, and an error on a sentence that cites it right."""
+        quote = evidence[index].quote
+        if quote is None or quote.placement != "after":
+            return False
+        line = records[index][0]
+        lines = text.split("\n")
+        for other, record in enumerate(records):
+            if record[0] >= line or (other in evidence and evidence[other].quote is not None):
+                continue
+            if any(not lines[n - 1].strip() for n in range(record[0], line)):
+                continue  # another paragraph
+            ref = CodeRef(context.page, *record)
+            verdict = known.get(record_verdict_key(record)) or self.resolver.verdict(
+                ref, context, known
+            )
+            if verdict.status != "error" and not self.prover.prove(
+                ref, verdict, Evidence(quote=quote), context
+            ):
+                return True
+        return False
 
     def _store(self, page: Page, extracted: _Extracted, checked: _Checked) -> None:
         """Keep what the run found in ``page`` in the cache."""
@@ -950,6 +992,10 @@ class Verifier:
                 os.path.abspath(page.source),  # noqa: PTH100 (a Path costs several times more)
             ),
         )
+
+
+_QUOTE_CHECKS = frozenset({"quote-elsewhere", "quote-not-found", "quote-differs"})
+"""What a quote says of the lines it is read against (`generator.refs.prove`)."""
 
 
 def _without_text(evidence: dict[int, Evidence]) -> dict[int, Evidence]:

@@ -669,6 +669,14 @@ def test_a_path_in_brackets_after_a_lines_phrase(line, path, start, end):
         ("In x.py the Trainer's lines 3-5 loop.", [("x.py", 3, 5)]),
         ("在 x.py 中，第 3-5 行定义了循环", [("x.py", 3, 5)]),
         ("在 `x.py` 第 10-20 行实现了 forward，而调用方在第 50 行。", [("x.py", 10, 20)]),
+        # In Chinese, what the lines do in a few characters, then "then": the same file.
+        (
+            "actor.py 第 37 行调用 `clear_memory()`，然后第 38-39 行把模型搬到 CPU。",
+            [("actor.py", 37, 37), ("actor.py", 38, 39)],
+        ),
+        ("x.py 第 3 行检查参数，第 8 行返回。", [("x.py", 3, 3), ("x.py", 8, 8)]),
+        ("x.py 第 37 行调用 `f()`，而调用方在第 50 行。", [("x.py", 37, 37)]),
+        ("x.py 第 3 行检查参数，论文的第 8 行说明了原因。", [("x.py", 3, 3)]),
         ("对应 `x.py` 第 3 行和论文伪代码的第 5 行", [("x.py", 3, 3)]),
         ("x.py lines 3-4 of `train()` do it.", [("x.py", 3, 4)]),
         # The path after the lines, said to hold them, in Chinese.

@@ -1415,15 +1415,19 @@ _NAME = r"(?:(?:the|its|their|a|an)[ \t]+)?(?:`[^`\n]+`|[A-Za-z_]\w*(?:\(\))?)"
 """A name a lines phrase may have beside it in a sentence (``compute``, ``its return``,
 ``the `f()```)."""
 _CHAIN_GAP = lazy_pattern(
-    rf"""[ \t]*(?:行[ \t]*(?:是|为)?)?[ \t]*{_NAME}?[ \t]*[)）]?[ \t]*  # 行是 `f`, or (lines 5-9)
+    rf"""[ \t]*(?:行[ \t]*(?:是|为)?)?[ \t]*                       # 行是
+    (?:[\u4e00-\u9fff]{{1,6}}[ \t]*)?{_NAME}?[ \t]*[)）]?[ \t]*     # 调用 `f()`, or (lines 5-9)
     (?:,|，|、|and|&|以及|和|及)[ \t]*(?:and[ \t]+)?               # a conjunction
+    (?:然后|接着|随后|之后|最后|再)?[ \t]*                          # then
     {_NAME}?[ \t]*(?:在|位于)?[ \t]*[(（]?[ \t]*(?:[Ll]ines?|ll\.|第)?[ \t]*""",
     re.VERBOSE,
 )
 """What may lie between a lines phrase and the next one on its line for the next to take the
 path of the first: a conjunction, and at most a name on either side (``the helper (lines 5-9)
-and compute (lines 12-16)``, ``第 5 至 9 行是 `f`，第 12 至 16 行``). Other words (``and the log
-then shows lines 3-4``, ``而调用方在第 50 行``) may be about anything."""
+and compute (lines 12-16)``, ``第 5 至 9 行是 `f`，第 12 至 16 行``); in Chinese, what the lines
+do in a few characters before it and "then" after it (``第 37 行调用 `f()`，然后第 38-39 行``).
+Other words (``and the log then shows lines 3-4``, ``而调用方在第 50 行``) may be about
+anything."""
 
 
 def _continues(body: str, finish: int, begin: int) -> bool:

@@ -915,3 +915,63 @@ def test_a_held_quote_s_range_help_says_it_is_at_the_commit_it_is_held_at(tmp_pa
         "is now (see ref-needs-review)"
     )
     assert found.get("fix") is None
+
+
+# -- 5. accepting what sync held ----------------------------------------------------------------
+
+
+def test_held_references_are_listed_and_accepted_at_their_candidates(tmp_path):
+    """After a sync, review was hand work: edit each reference, then delete its entry from
+    the frontmatter. `kb held list` shows them; `kb held accept` rewrites each to its
+    candidate in its style and drops its entry; one with no candidate is left, with why."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    gone = "def third(x):\n    return x * 31\n"
+    v1 = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND, "pkg/gone.py": gone}, "base")
+    edited = FIRST.replace("+ 11", "+ 12")
+    v2 = repo.commit(
+        {"pkg/u.py": "import os\n\n" + edited + "\n" + SECOND, "pkg/gone.py": None}, "edit"
+    )
+    page = (
+        "---\ntitle: U\n---\n# U\n\n"
+        "`first` (`pkg/u.py:1-3`) adds eleven.\n\n"
+        "`first` (u.py:1-3), again.\n\n"
+        "The copy: `pkg/gone.py:1-2`.\n"
+    )
+    root = _kb(tmp_path, repo, v1, {"u.md": page})
+    _sync(root, v2)
+    _commit(root, "sync")
+    lines = (root / "docs" / "u.md").read_text("utf-8").splitlines()
+    first, again, copy = (
+        next(n for n, line in enumerate(lines, 1) if line.startswith(start))
+        for start in ("`first` (`pkg", "`first` (u.py", "The copy")
+    )
+    listed = cli(root, "held", "list")
+    assert listed.returncode == 1, listed.stderr
+    assert listed.stdout.splitlines() == [
+        f"docs/u.md:{first}:11: pkg/u.py:1-3 (changed at up@{v1[:7]}; candidate pkg/u.py:3-5)",
+        f"docs/u.md:{again}:10: u.py:1-3 (changed at up@{v1[:7]}; candidate pkg/u.py:3-5)",
+        f"docs/u.md:{copy}:12: pkg/gone.py:1-2 (deleted at up@{v1[:7]}; no candidate)",
+        "3 references held for review",
+    ]
+    before = (root / "docs" / "u.md").read_bytes()
+    dry = cli(root, "held", "accept", "--dry-run", "--ref", "u.py:1-3")
+    assert f"docs/u.md:{again}:10: would accept u.py:1-3 -> u.py:3-5" in dry.stdout
+    assert (root / "docs" / "u.md").read_bytes() == before
+
+    done = cli(root, "held", "accept")
+    assert done.returncode == 1  # one is left
+    assert done.stdout.splitlines() == [
+        f"docs/u.md:{first}:11: accepted pkg/u.py:1-3 -> pkg/u.py:3-5",
+        f"docs/u.md:{again}:10: accepted u.py:1-3 -> u.py:3-5",
+        f"docs/u.md:{copy}:12: left pkg/gone.py:1-2: no candidate: its code is gone (deleted); "
+        "edit it by hand",
+        "accepted 2 held references, left 1; wrote 1 page; run `kb verify` to check them",
+    ]
+    text = (root / "docs" / "u.md").read_text("utf-8")
+    assert "`first` (`pkg/u.py:3-5`) adds eleven." in text and "`first` (u.py:3-5)" in text
+    assert text.count("  - upstream: up") == 1 and "ref: pkg/gone.py:1-2" in text
+    # What is left is reported as before; the accepted ones are checked at the new pin, where
+    # the page's "eleven" is for the person who accepted them to read again.
+    copy = next(n for n, line in enumerate(text.splitlines(), 1) if line.startswith("The copy"))
+    assert [(f["check"], f["line"]) for f in _findings(root)] == [("ref-needs-review", copy)]
+    assert cli(root, "held", "list").stdout.splitlines()[-1] == "1 reference held for review"

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from generator import __version__
-from generator.cli import demo, generate, ingest, init, pin, specs, sync, upstreams, verify
+from generator.cli import demo, generate, held, ingest, init, pin, specs, sync, upstreams, verify
 from generator.cli.common import EXIT_INTERNAL, EXIT_USAGE, Parser
 from generator.model import printable
 from generator.upstream.gitstore import RepositoryUnavailable
@@ -27,6 +27,7 @@ HANDLERS = {
     **verify.HANDLERS,
     **upstreams.HANDLERS,
     **sync.HANDLERS,
+    **held.HANDLERS,
     **demo.HANDLERS,
     **specs.HANDLERS,
     **generate.HANDLERS,
@@ -42,6 +43,7 @@ COMMAND_PARSERS: tuple[tuple[ParserAdder, tuple[str, ...]], ...] = (
     (verify.add_commands, ("verify",)),
     (upstreams.add_commands, ("upstreams",)),
     (sync.add_commands, ("sync",)),
+    (held.add_commands, ("held",)),  # held list|accept
     (generate.add_source_command, ("source",)),
     (demo.add_commands, ("demo",)),  # demo build|record-github|pages
     (specs.add_commands, ("specs", "new")),  # specs validate|board, new spec|page

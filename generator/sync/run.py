@@ -355,7 +355,7 @@ def _plan_page(
     layout = scan(page.text, page.body_start)
     plan = PagePlan(page, reanchorer.old, options=verifier.options)
     records = ref_records(layout, verifier.options)
-    held_of = _held_entries_bound(page.meta, page.text, layout, records)
+    held_of = held_entries_bound(page.meta, page.text, layout, records)
     # The code the page quotes for its references: a quote the old lines do not hold makes a
     # reference as wrong there as an error of its own (`_contradicts`).
     evidence = collect_evidence(layout, records, weak=False) if verifier.proving else {}
@@ -690,7 +690,7 @@ def _carried_candidate(candidate: str, reanchorer: Reanchorer) -> str | None:
     return f"{new_path}:{start}-{end}" if end != start else f"{new_path}:{start}"
 
 
-def _held_entries_bound(
+def held_entries_bound(
     meta: dict[str, Any], text: str, layout: MarkdownLayout, records: Sequence[RefRecord]
 ) -> dict[int, int]:
     """Index of a reference -> index of the ``held_refs`` entry that names it (`bind_held`)."""
@@ -715,7 +715,7 @@ def _held_entries_bound(
     )
 
 
-class _Bindings:
+class HeldBindings:
     """How ``held_refs`` names the references of a page as written: by text and occurrence,
     the n-th reference with that text in document order, as the verifier and the next sync
     count them. Counted on the final text, so a rewrite that creates a reference's text ahead
@@ -735,7 +735,7 @@ class _Bindings:
         return 1 + bisect.bisect_left(self._offsets.get(text, []), offset)
 
 
-class _Shift:
+class OffsetShift:
     """Where an offset of a text (outside every edit) is once ``edits`` are applied; by
     bisection, as a page may hold tens of thousands of references."""
 
@@ -818,7 +818,7 @@ def renumber(plan: PagePlan, data: bytes) -> None:
     if not text.endswith(body):
         return  # not the page's body as written here: keep the lines read
     start = len(text) - len(body)
-    shifted = _Shift(edits)
+    shifted = OffsetShift(edits)
     newlines = [match.start() for match in re.finditer("\n", text)]
     # Lines the new frontmatter adds above the body (the references' rewrites add none).
     moved = text.count("\n", 0, start) - page.text.count("\n", 0, page.body_start)
@@ -846,10 +846,10 @@ def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
     assert page.text is not None
     edits = _final_edits(plan)
     text = _edited(page.text, edits)
-    shifted = _Shift(edits)
+    shifted = OffsetShift(edits)
     meta = dict(page.meta)
     holds = plan.held or plan.kept_held or plan.released
-    bindings = _Bindings(page, text, plan.options) if holds else None
+    bindings = HeldBindings(page, text, plan.options) if holds else None
     if plan.own_pin:
         if meta.get("upstream") == upstream and meta.get("pin") is not None:
             meta["pin"] = target

@@ -1089,7 +1089,8 @@ def _held_finding(ref: CodeRef, held: HeldRef) -> Finding:
             else f"its code {'was ' if held.status != 'ambiguous' else 'became '}{held.status}"
         )
         + candidate,
-        "update the reference, then remove its entry from held_refs",
+        "update the reference and remove its entry from held_refs, or accept its candidate: "
+        "kb held accept",
         text=ref.text,
         upstream=held.upstream,
         commit=held.commit,

@@ -206,6 +206,28 @@ def test_the_trust_line_counts_what_the_build_verified(cards_kb):
     assert text == f"4 code references verified at lib@{cards_kb.pin[:7]} · at the tip of main"
 
 
+def test_the_trust_line_of_a_pull_request_s_head_says_it_is_not_on_the_branch(cards_kb):
+    """A PR deep dive pinned to the PR's head, which main does not hold: its trust line said
+    "1 commit behind main", as if the page showed main's code of a while ago."""
+    from generator.upstream.gitbuild import run_git
+
+    repo = RepoBuilder(cards_kb.root / "cache" / "lib")
+    run_git(repo.path, "checkout", "-q", "-b", "pr-7")
+    head = repo.commit({"lib/pr.py": "def proposed():\n    return 7\n"}, "Propose")
+    run_git(repo.path, "checkout", "-q", "main")
+    repo.commit({"lib/later.py": "LATER = 1\n"}, "Later on main")
+    cards_kb.page(
+        "index.md",
+        f"---\ntitle: PR 7\nupstream: lib\npin: {head}\n---\n# PR 7\n\nIt adds `lib/pr.py:1-2`.\n",
+    )
+    result = mkdocs_build(cards_kb.root, "--no-strict")
+    assert result.returncode == 0, result.stderr
+    line = re.search(r'<p class="kb-trust">(.*?)</p>', _page(cards_kb), re.S)
+    assert line is not None
+    text = re.sub(r"<[^>]+>", "", line[1])
+    assert text == f"1 code reference verified at lib@{head[:7]} · not on main"
+
+
 def test_the_trust_line_names_the_references_with_a_warning(cards_kb):
     """A page built without `strict` is published with a reference whose symbol its file does
     not hold: the line counted the verified and the held, and that one nowhere, so a reader

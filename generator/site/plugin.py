@@ -540,7 +540,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                     yield PlannedLinks(page.rel, len(page.text or ""), [])
                     continue
                 trust = (
-                    page_trust(plan.tally, branches, lambda *pin: behind.count(*pin)[0])
+                    page_trust(plan.tally, branches, behind.place)
                     if self.config.trust_line and plan.tally is not None
                     else None
                 )

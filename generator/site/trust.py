@@ -39,6 +39,9 @@ class Verified:
     branch: str
     behind: int | None
     """Commits from ``commit`` to the tip of ``branch`` in the clone; None when unknown."""
+    off_branch: bool = False
+    """Whether ``commit`` has commits of its own that the branch lacks (a pull request's head,
+    not merged): then it is not "behind" the branch, it is not on it."""
 
 
 @dataclass(frozen=True)
@@ -109,15 +112,18 @@ def tally(
 
 
 def page_trust(
-    counted: Tally, branches: dict[str, str], behind: Callable[[str, str], int | None]
+    counted: Tally,
+    branches: dict[str, str],
+    place: Callable[[str, str], tuple[int | None, bool]],
 ) -> Trust:
     """What the page's trust line says.
 
-    ``branches``: each upstream's tracked branch; ``behind(upstream, commit)``: commits from
-    ``commit`` to that branch's tip (which a fetch moves, so it is asked on every build).
+    ``branches``: each upstream's tracked branch; ``place(upstream, commit)``: commits from
+    ``commit`` to that branch's tip (which a fetch moves, so it is asked on every build), and
+    whether ``commit`` is off the branch (`BehindCounter.place`).
     """
     verified = [
-        Verified(upstream, commit, count, branches.get(upstream, ""), behind(upstream, commit))
+        Verified(upstream, commit, count, branches.get(upstream, ""), *place(upstream, commit))
         for upstream, commit, count in counted.verified
     ]
     return Trust(verified, list(counted.held), list(counted.warned))
@@ -130,6 +136,7 @@ _WORDS = {
         "behind": "{count} commits behind {branch}",
         "behind-1": "1 commit behind {branch}",
         "tip": "at the tip of {branch}",
+        "off": "not on {branch}",
         "held": "{count} references wait for review after a sync:",
         "held-1": "1 reference waits for review after a sync:",
         "more": "and {count} more",
@@ -142,6 +149,7 @@ _WORDS = {
         "behind": "落后 {branch} {count} 个提交",
         "behind-1": "落后 {branch} 1 个提交",
         "tip": "即 {branch} 的最新提交",
+        "off": "不在 {branch} 上",
         "held": "同步后有 {count} 处引用待复核：",
         "held-1": "同步后有 1 处引用待复核：",
         "more": "另有 {count} 处",
@@ -163,7 +171,9 @@ def trust_html(trust: Trust, lang: str | None) -> str:
         pin = f"<code>{escape(item.upstream)}@{escape(item.commit[:7])}</code>"
         text = counted("verified", item.count, pin=pin)
         branch = escape(item.branch)
-        if item.behind == 0:
+        if item.off_branch:  # (a pull request's head: neither older nor newer than the branch)
+            text += f" · {words['off'].format(branch=branch)}"
+        elif item.behind == 0:
             text += f" · {words['tip'].format(branch=branch)}"
         elif item.behind is not None:
             text += f" · {counted('behind', item.behind, branch=branch)}"

@@ -381,7 +381,7 @@ class BehindCounter:
 
     def __init__(self, manifest: Manifest | None) -> None:
         self.manifest = manifest
-        self.cache: dict[tuple[str, str], tuple[int | None, str | None]] = {}
+        self.cache: dict[tuple[str, str], tuple[int | None, str | None, bool]] = {}
 
     def behind(self, pins: set[tuple[str, str]]) -> tuple[int | None, str | None]:
         if not pins:
@@ -397,28 +397,50 @@ class BehindCounter:
         return worst, reason
 
     def count(self, upstream: str, commit: str) -> tuple[int | None, str | None]:
+        """Commits of the branch's head that ``commit`` lacks, or None and why not."""
+        behind, reason, _ = self._counted(upstream, commit)
+        return behind, reason
+
+    def place(self, upstream: str, commit: str) -> tuple[int | None, bool]:
+        """`count`, and whether ``commit`` is off the branch (a pull request's head: commits
+        of its own that the branch lacks), for a reader who would take "behind" for "older"."""
+        behind, _, off_branch = self._counted(upstream, commit)
+        return behind, off_branch
+
+    def _counted(self, upstream: str, commit: str) -> tuple[int | None, str | None, bool]:
         key = (upstream, commit)
         if key not in self.cache:
             self.cache[key] = self._count(upstream, commit)
         return self.cache[key]
 
-    def _count(self, name: str, commit: str) -> tuple[int | None, str | None]:
+    def _count(self, name: str, commit: str) -> tuple[int | None, str | None, bool]:
         if self.manifest is None or name not in self.manifest.upstreams:
-            return None, f"upstream {name} is not in the manifest"
+            return None, f"upstream {name} is not in the manifest", False
         upstream = self.manifest.upstreams[name]
         clone = upstream.clone_dir
         if clone is None or not Path(clone).exists():
-            return None, f"{name} is not cloned (run 'kb upstreams fetch {name}')"
+            return None, f"{name} is not cloned (run 'kb upstreams fetch {name}')", False
         for head in (f"refs/remotes/origin/{upstream.branch}", f"refs/heads/{upstream.branch}"):
+            # (One walk for both sides: the branch's commits the pin lacks, and the pin's the
+            # branch lacks.)
             result = subprocess.run(
-                ["git", "-C", str(clone), "rev-list", "--count", f"{commit}..{head}"],
+                [
+                    "git",
+                    "-C",
+                    str(clone),
+                    "rev-list",
+                    "--left-right",
+                    "--count",
+                    f"{head}...{commit}",
+                ],
                 capture_output=True,
                 text=True,
                 check=False,
             )
-            if result.returncode == 0 and result.stdout.strip().isdigit():
-                return int(result.stdout.strip()), None
-        return None, f"{name}: {commit[:12]} or branch {upstream.branch} not in the clone"
+            counts = result.stdout.split()
+            if result.returncode == 0 and len(counts) == 2 and all(c.isdigit() for c in counts):
+                return int(counts[0]), None, int(counts[1]) > 0
+        return None, f"{name}: {commit[:12]} or branch {upstream.branch} not in the clone", False
 
 
 # --------------------------------------------------------------------------------------------

@@ -975,3 +975,36 @@ def test_held_references_are_listed_and_accepted_at_their_candidates(tmp_path):
     copy = next(n for n, line in enumerate(text.splitlines(), 1) if line.startswith("The copy"))
     assert [(f["check"], f["line"]) for f in _findings(root)] == [("ref-needs-review", copy)]
     assert cli(root, "held", "list").stdout.splitlines()[-1] == "1 reference held for review"
+
+
+def test_a_reference_of_no_single_upstream_is_listed_once_by_a_sync_of_all(tmp_path):
+    """`util.py:1`, a name two upstreams have: a sync of both listed it under each, as
+    "resolved to no single file at" each one's commit, though it belongs to neither yet."""
+    util = "def helper():\n    return 1\n"
+    repos, pins = {}, {}
+    for name in ("alpha", "beta"):
+        repos[name] = RepoBuilder.init(tmp_path / name)
+        pins[name] = repos[name].commit({f"{name}/util.py": util}, "util")
+        repos[name].commit({f"{name}/util.py": "import os\n" + util}, "import os")
+    root = tmp_path / "kb"
+    (root / "docs").mkdir(parents=True)
+    (root / "upstreams.yaml").write_text(
+        f"cache_dir: {tmp_path}\nupstreams:\n"
+        + "".join(
+            f"  {name}:\n    url: {repos[name].path}\n    pin: {pins[name]}\n"
+            f"    prefixes: [{name}/]\n"
+            for name in ("alpha", "beta")
+        ),
+        "utf-8",
+    )
+    (root / "docs" / "u.md").write_text("---\ntitle: U\n---\n# U\n\nSee util.py:1.\n", "utf-8")
+    _commit(root, "kb", init=True)
+    result = cli(root, "sync", "--no-fetch", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.count("docs/u.md:6:5: util.py:1: not resolved") == 1, out
+    assert out.count("resolved to no single file at") == 1, out
+    assert (
+        "1 reference that resolved to no single file, listed under alpha above, may be this "
+        "upstream's too: left as written"
+    ) in out

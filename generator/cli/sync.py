@@ -144,6 +144,9 @@ def _sync_all(args, manifest, names, journal, progress) -> None:  # type: ignore
     from generator.upstream.clones import fetch_upstream
     from generator.upstream.manifest import load_manifest as reload_manifest
 
+    # A reference that resolves to no single file may be any upstream's: each plan lists it,
+    # and it is said once, under the first.
+    listed: dict[tuple[str, int, int], str] = {}
     try:
         for name in names:
             upstream = manifest.upstreams[name]
@@ -180,7 +183,9 @@ def _sync_all(args, manifest, names, journal, progress) -> None:  # type: ignore
                     hint="fix them (kb verify says what is wrong) or move them out of the docs, "
                     "then run the same sync again",
                 )
-            _print_sync_summary(plan, args.dry_run)
+            unresolved = [r for r in plan.unresolved if (r.page, r.line, r.column) not in listed]
+            _print_sync_summary(plan, args.dry_run, unresolved, listed)
+            listed.update({(r.page, r.line, r.column): name for r in unresolved})
             if args.dry_run:
                 for drift in plan.drifts:
                     if drift.new_text:
@@ -201,7 +206,7 @@ def _sync_all(args, manifest, names, journal, progress) -> None:  # type: ignore
                             f"  {drift.page}:{drift.line}:{drift.column}: {drift.text}: "
                             f"{drift.drift.status} ({drift.drift.reason})"
                         )
-                for ref in plan.unresolved:
+                for ref in unresolved:
                     print(
                         f"  {ref.page}:{ref.line}:{ref.column}: {ref.text}: not resolved "
                         f"({ref.reason})"
@@ -264,7 +269,7 @@ def _write_failed(path: Path, error: OSError, failure: object | None = None) -> 
     return EXIT_FAILED
 
 
-def _print_sync_summary(plan, dry_run: bool) -> None:  # type: ignore[no-untyped-def]
+def _print_sync_summary(plan, dry_run: bool, unresolved, listed) -> None:  # type: ignore[no-untyped-def]
     counts = plan.counts()
     parts = ", ".join(
         f"{counts[key]} {key}"
@@ -285,11 +290,20 @@ def _print_sync_summary(plan, dry_run: bool) -> None:  # type: ignore[no-untyped
         f"{plural(len(plan.drifts), 'reference')} on {plural(len(plan.pages), 'page')}"
         + (f" ({parts})" if parts else "")
     )
-    if plan.unresolved:
+    if unresolved:
         print(
-            f"  {plural(len(plan.unresolved), 'reference')} resolved to no single file at "
-            f"{plan.old[:7]} and were left as written ({plan.unresolved_summary()}; listed in "
-            "the drift report)"
+            f"  {plural(len(unresolved), 'reference')} resolved to no single file at "
+            f"{plan.old[:7]} and were left as written ({plan.unresolved_summary(unresolved)}; "
+            "listed in the drift report)"
+        )
+    said = sorted(
+        {listed[key] for r in plan.unresolved if (key := (r.page, r.line, r.column)) in listed}
+    )
+    if said:
+        again = len(plan.unresolved) - len(unresolved)
+        print(
+            f"  {plural(again, 'reference')} that resolved to no single file, listed under "
+            f"{', '.join(said)} above, may be this upstream's too: left as written"
         )
     if plan.skipped_pinned:
         print(

@@ -199,9 +199,12 @@ class SyncPlan:
     def counts(self) -> Counter[str]:
         return Counter(str(drift.drift.status) for drift in self.drifts)
 
-    def unresolved_summary(self) -> str:
-        """Why references were not resolved, by check: ``2 unattributed, 1 ambiguous-file``."""
-        kinds = Counter(ref.check for ref in self.unresolved)
+    def unresolved_summary(self, unresolved: Sequence[Unresolved] | None = None) -> str:
+        """Why references (``unresolved``, by default all of them) were not resolved, by
+        check: ``2 unattributed, 1 ambiguous-file``."""
+        kinds = Counter(
+            ref.check for ref in (self.unresolved if unresolved is None else unresolved)
+        )
         return ", ".join(f"{count} {kind}" for kind, count in kinds.most_common())
 
 

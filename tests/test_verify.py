@@ -571,3 +571,24 @@ def test_a_path_written_from_the_checkout_s_directory_is_read_in_its_upstream(kb
     assert [f.check for f in report.findings if f.text == "Other/megatron/args.py:1"] == [
         "unattributed"
     ]
+
+
+def test_a_symbol_renamed_since_the_page_was_written_is_named_as_the_code_has_it(kb):
+    """`FSDPWrapper` (x.py:1-3) after the class became `ShardedModule`: the warning said only
+    that the name does not occur; the lines define the new name, and the help says so."""
+    repo = kb.new_upstream("lib")
+    pin = repo.commit(
+        {"lib/x.py": "@register\nclass ShardedModule:\n    shards = 2\n\n\nLIMIT = 3\n"}, "x"
+    )
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    kb.page("a.md", "`FSDPWrapper` (lib/x.py:1-3) shards the model; `LIMIT` (lib/x.py:6) too.\n")
+    report = kb.verify(cache=False)
+    found = [(f.check, f.message, f.suggestion) for f in report.findings]
+    assert found == [
+        (
+            "symbol-not-found",
+            f"`FSDPWrapper` does not occur in 'lib/x.py' at lib@{pin[:7]}; range 1-3 defines "
+            "`ShardedModule`",
+            "if `FSDPWrapper` was renamed, name it as the code does: `ShardedModule`",
+        )
+    ]

@@ -1665,8 +1665,17 @@ class Resolver:
                 f"it is first used in code at {path}:{used}",
             )
         elif not only_mentioned:
+            # Lines that define another name are most often the symbol renamed since the page
+            # was written (`FSDPWrapper`, now `ShardedModule`): say which.
+            defined = _defined_first(blob.lines, ref.start, ref.end) if python else None
             self._add(
-                result, "symbol-not-found", f"`{ref.symbol}` does not occur in '{path}' at {at}"
+                result,
+                "symbol-not-found",
+                f"`{ref.symbol}` does not occur in '{path}' at {at}"
+                + (f"; {_range_words(ref)} defines `{defined}`" if defined else ""),
+                f"if `{name}` was renamed, name it as the code does: `{defined}`"
+                if defined
+                else None,
             )
 
     def symbol_holds(
@@ -2022,6 +2031,21 @@ def branch_drift(store: GitStore, head: str, pinned: str, path: str, ref: CodeRe
     if store.blob(at_head.sha).lines[cited] == store.blob(at_pin.sha).lines[cited]:
         return None
     return f"lines {ref.start}-{end} at '{ref.revision}' ({head[:7]}) differ from the pin"
+
+
+def _defined_first(lines: Sequence[str], start: int, end: int) -> str | None:
+    """The name the first definition header in lines ``start..end`` defines, if one of the
+    range's first lines (its decorators and blank lines aside) is one."""
+    for line in lines[start - 1 : min(end, len(lines))]:
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("@", "#")):
+            continue
+        header = _DEFINITION_HEADER.match(line)
+        if header is None:
+            return None
+        name = _IDENTIFIER_AT.match(line, header.end())
+        return name.group() if name else None
+    return None
 
 
 def _class_holding(lines: tuple[str, ...], name: str, start: int, end: int) -> str | None:

@@ -261,3 +261,20 @@ def test_a_curriculum_made_again_follows_every_edit_that_matters_to_it():
     ]
     assert build_curriculum(displayed_elsewhere).pages["a.md"].display == "site/a.md"
     assert build_curriculum(first).pages == before.pages
+
+
+def test_a_path_holding_the_home_page_alone_is_no_path_once_others_are_read():
+    """`kb init` puts the home page on a `start` path that new pages join; a team that then
+    made paths of its own saw "Start (1 page)" on the home page, holding the home page only,
+    and a "Learning path: Start (1 of 1)" footer on it."""
+    home = page("index.md", "title: Home\nkind: index\npaths: [start]\norder: 0")
+    memory = page("memory.md", "title: Memory\nlevel: beginner\npaths: [memory]")
+    curriculum = build_curriculum([home, memory])
+    assert [path.name for path in curriculum.ordered_paths()] == ["memory"]
+    assert curriculum.pages["index.md"].paths == ()
+    assert checks(curriculum) == []
+    # While it is the only path, or pages join it, it stays.
+    assert [p.name for p in build_curriculum([home]).ordered_paths()] == ["start"]
+    joined = page("a.md", "title: A\nlevel: beginner\npaths: [start]")
+    names = [p.name for p in build_curriculum([home, memory, joined]).ordered_paths()]
+    assert names == ["memory", "start"]

@@ -678,6 +678,17 @@ class _Builder:
             membership[name] = ordered
             self.order_conflicts(name, ordered, position)
 
+        # The starter's home page opens a path (`start`) that new pages join; once pages are
+        # read on paths of their own, one holding the home page alone is no path to follow.
+        followed = {
+            name
+            for name in names
+            if indexes.get(name)
+            or any(self.pages[rel].kind not in NO_PATH_KINDS for rel in membership[name])
+        }
+        if followed:
+            names = followed
+
         def path_key(name: str) -> tuple[int, int, str]:
             if name in LEVEL_PATHS:
                 return (0, LEVEL_PATHS.index(name), name)

@@ -165,6 +165,26 @@ def test_serve_shows_a_broken_reference_and_rebuilds_when_the_pin_moves(site_kb,
     assert served.process.poll() is None
 
 
+def test_serve_follows_a_fetch_that_moves_the_branch_in_the_trust_line(site_kb, serve):  # noqa: F811
+    """`kb upstreams fetch` while serving: the trust lines kept saying how far behind the
+    branch the pin was before the fetch until some page was edited. A clone's branches are
+    watched as the manifest is."""
+    from generator.upstream.gitbuild import RepoBuilder
+
+    served = serve(site_kb)
+
+    def behind(page: str) -> str:
+        line = re.search(r'<p class="kb-trust">(.*?)</p>', page, re.S)
+        return re.sub(r"<[^>]+>", "", line[1]) if line else ""
+
+    before = behind(served.wait_for("one/", lambda page: "kb-trust" in page))
+    assert " behind main" in before or "at the tip of main" in before
+    RepoBuilder(site_kb.root / "cache" / "lib").commit({"lib/next.py": "NEXT = 1\n"}, "Next")
+    after = behind(served.wait_for("one/", lambda page: behind(page) not in ("", before)))
+    assert after.endswith(" commits behind main") or after.endswith(" commit behind main")
+    assert served.process.poll() is None
+
+
 def test_serve_keeps_the_links_of_pages_an_edit_did_not_touch_and_follows_option_changes(
     site_kb,  # noqa: F811
     serve,

@@ -32,6 +32,7 @@ from generator.kb.specs import load_config
 from generator.model import Finding, ResolvedRef, Severity, printable
 from generator.refs.extract.markdown import MarkdownLayout
 from generator.site.codelinks import CodeLink, ref_span, taken_spans
+from generator.upstream.manifest import ConfigError, load_manifest
 
 MARK_CLASS = "kb-finding"
 BANNER_CLASS = "kb-findings"
@@ -159,10 +160,19 @@ def _count_nothing(record: logging.LogRecord) -> bool:
 def watched_paths(root: Path, manifest: Path, theme_dir: str | None) -> list[Path]:
     """What a served site depends on beyond ``docs/`` and ``mkdocs.yml`` (which MkDocs watches
     itself): the manifest, the specs and LeanSpec's configuration and templates (the governance
-    checks and the board read them), and the theme's overrides; those that exist."""
+    checks and the board read them), the theme's overrides, and the branches of the upstreams'
+    clones (a fetch moves them, and with them each trust line's "behind"); those that exist."""
     candidates = [manifest, load_config(root).specs_dir, root / "specs", root / ".lean-spec"]
     if theme_dir:
         candidates.append(Path(theme_dir))
+    try:
+        upstreams = load_manifest(manifest).upstreams.values() if manifest.is_file() else ()
+    except ConfigError:
+        upstreams = ()  # (the build reports the manifest's problem)
+    for upstream in upstreams:
+        if upstream.clone_dir is not None:
+            git_dir = upstream.clone_dir / ".git"
+            candidates += [git_dir / "refs", git_dir / "packed-refs"]
     paths: list[Path] = []
     for path in candidates:
         path = path.resolve()

@@ -385,6 +385,9 @@ class GitStore:
         """The files of each name below a tree searched for it, by the tree's SHA and the name
         (see `_named`)."""
         self._trees: dict[str, dict[str, TreeEntry]] = {}
+        self._directory_at: dict[tuple[str, str], dict[str, TreeEntry] | None] = {}
+        """`_directory`'s answers, by commit and path: a page cites a few directories of its
+        commit many times."""
         self._directories: dict[str, frozenset[str]] = {}
         self._blobs: dict[str, BlobText] = {}
         self._renames: dict[tuple[str, str], str | None] = {}
@@ -599,12 +602,17 @@ class GitStore:
     def _directory(self, commit: str, path: str) -> dict[str, TreeEntry] | None:
         """The entries of the directory ``path`` ("" for the root) at ``commit``; None if the
         commit has no such directory. Reads only the directories on the way down."""
-        entries = self._tree_object(self._root(commit))
+        key = (commit, path)
+        if key in self._directory_at:
+            return self._directory_at[key]
+        entries: dict[str, TreeEntry] | None = self._tree_object(self._root(commit))
         for name in path.split("/") if path else ():
-            entry = entries.get(name)
+            entry = entries.get(name)  # type: ignore[union-attr]
             if entry is None or entry.kind != "tree":
-                return None
+                entries = None
+                break
             entries = self._tree_object(entry.sha)
+        self._directory_at[key] = entries
         return entries
 
     def entry(self, commit: str, path: str) -> TreeEntry | None:

@@ -271,6 +271,10 @@ def test_unpinned_permalink_gets_pinned_url_and_is_checked_at_pin(lib_kb):
     assert suggestion == f"https://github.com/acme/lib/blob/{lib_kb.pin}/lib/core.py#L6-L7"
     bad = "https://github.com/acme/lib/blob/main/lib/core.py#L60"
     assert checks(lib_kb, f"{bad}\n") == ["range-outside-file", "unpinned-permalink"]
+    # As written: `ingest` writes this into the page, and `ACME` was made `acme`.
+    upper = "https://github.com/ACME/lib/blob/main/lib/core.py#L6-L7"
+    [(check, _, _, _, suggestion)] = findings(lib_kb, f"<{upper}>\n")
+    assert suggestion == f"https://github.com/ACME/lib/blob/{lib_kb.pin}/lib/core.py#L6-L7"
 
 
 def test_a_branch_link_whose_lines_moved_on_gets_no_pinned_url(lib_kb):

@@ -915,7 +915,9 @@ class Resolver:
         if commit is not None and commit != pinned and ref.start is not None:
             differ = branch_drift(store, commit, pinned, _normal_path(path), ref)
         if differ is None:
-            suggestion = f"{ref.url_host}/{ref.repo_slug}/{kind}/{pinned}/{path}{lines}"
+            suggestion = _with_commit(ref.text, revision, pinned) or (
+                f"{ref.url_host}/{ref.repo_slug}/{kind}/{pinned}/{path}{lines}"
+            )
         else:
             message += f"; {differ}: pinning it would change what it cites"
             suggestion = "check the lines, then link to the commit they come from"
@@ -2092,6 +2094,16 @@ def _spans_text(path: str, spans: list[tuple[int, int]]) -> str:
     return " or ".join(
         f"{path}:{first}-{last}" if last > first else f"{path}:{first}" for first, last in spans[:3]
     )
+
+
+def _with_commit(url: str, revision: str, commit: str) -> str | None:
+    """The link ``url`` as written (its owner's case, its path's escapes, its fragment) with
+    ``commit`` for the branch or tag ``revision`` it names; None when it is not found so."""
+    for kind in ("blob", "tree"):
+        head, found, tail = url.partition(f"/{kind}/{revision}/")
+        if found:
+            return f"{head}/{kind}/{commit}/{tail}"
+    return None
 
 
 def _repository_names(upstream: Upstream) -> set[str]:

@@ -907,6 +907,14 @@ def test_a_quote_whole_only_at_another_commit_is_an_error_even_at_the_right_line
             ("    torch.cuda.empty_cache()\n", "    gc.collect()\n    self.model.cpu()\n"),
             "its line 9 `gc.collect()` is not there; its line 10 `self.model.cpu()` is not there",
         ),
+        (  # a word dropped, every other word there
+            ("    if tags is None:\n", "    if tags:\n"),
+            "its line 5 `if tags:` is not there (closest: line 17 `if tags is None:`)",
+        ),
+        (  # an operator changed
+            ('        tags = ["weights"]\n', '        tags += ["weights"]\n'),
+            'its line 6 `tags += ["weights"]` is not there (closest: line 18 `tags = ["weights"]`)',
+        ),
     ],
 )
 def test_a_quote_that_misstates_the_cited_code_is_told_where_it_differs(
@@ -924,21 +932,61 @@ def test_a_quote_that_misstates_the_cited_code_is_told_where_it_differs(
     assert "differs from range 15-22 of 'lib/actor.py'" in finding.message
 
 
-def test_a_quote_edited_only_as_authors_do_does_not_differ(actor_kb: KB) -> None:
-    """Elisions, comments of the author's own, dropped lines and reindenting are no
-    difference: the quote shows the code as it is."""
-    quote = (
-        "```python\n"
-        "    def sleep(self, tags=None):\n"
-        "        ...\n"
-        "        for tag in tags:  # one at a time\n"
-        "            self.model.offload(tag, non_blocking=True)\n"
-        "        # then free the cache\n"
-        "        torch.cuda.empty_cache()\n"
-        "```"
-    )
+@pytest.mark.parametrize(
+    "body",
+    [
+        # Elisions, comments of the author's own, dropped lines and reindenting.
+        "def sleep(self, tags=None):\n"
+        "    ...\n"
+        "    for tag in tags:  # one at a time\n"
+        "        self.model.offload(tag, non_blocking=True)\n"
+        "    # then free the cache\n"
+        "    torch.cuda.empty_cache()\n",
+        # The signature over several lines, black style.
+        "def sleep(\n"
+        "    self,\n"
+        "    tags=None,\n"
+        "):\n"
+        "    if tags is None:\n"
+        '        tags = ["weights"]\n'
+        "    for tag in tags:\n"
+        "        self.model.offload(tag, non_blocking=True)\n"
+        "    torch.cuda.empty_cache()\n",
+        # A call over several lines, and a one-line edit.
+        "def sleep(self, tags=None):\n"
+        "    if tags is None:\n"
+        '        tags = ["weights"]\n'
+        "    for tag in tags:\n"
+        "        self.model.offload(\n"
+        "            tag,\n"
+        "            non_blocking=True,\n"
+        "        )\n"
+        "    torch.cuda.empty_cache()\n"
+        "    return False\n",
+        # The signature without its default: its words are all in the header.
+        "def sleep(self, tags):\n"
+        "    if tags is None:\n"
+        '        tags = ["weights"]\n'
+        "    for tag in tags:\n"
+        "        self.model.offload(tag, non_blocking=True)\n"
+        "    torch.cuda.empty_cache()\n",
+    ],
+)
+def test_a_quote_edited_only_as_authors_do_does_not_differ(actor_kb: KB, body: str) -> None:
+    """What authors do to the code they quote is no difference: the quote shows the code as
+    it is. (The third's `return False` is an edit, which `quote-differs` names; the lines
+    around it are the code, reflowed.)"""
+    quote = "```python\n" + textwrap.indent(body, "    ") + "```"
     actor_kb.page("a.md", f"`sleep()` (lib/actor.py:15-22):\n\n{quote}\n")
-    assert findings(actor_kb) == []
+    found = findings(actor_kb)
+    if "return False" in body:
+        (finding,) = found
+        assert finding.check == "quote-differs"
+        assert finding.message.endswith(
+            "its line 13 `return False` is not there (closest: line 22 `return True`)"
+        ), finding.message
+    else:
+        assert found == []
 
 
 def test_a_quote_cited_at_lines_holding_none_of_it_is_an_error(actor_kb: KB) -> None:

@@ -34,6 +34,7 @@ from generator.model import CodeRef, Evidence, Finding, Fix, Quote, RefForm, Res
 from generator.patterns import lazy_pattern
 from generator.refs.quote import (
     CODE,
+    COMMENT,
     ELSEWHERE,
     IN_RANGE,
     MAX_QUOTE_LINES,
@@ -45,6 +46,7 @@ from generator.refs.quote import (
     QuoteVerdict,
     best_partial,
     comment_markers,
+    compact,
     could_be_strong,
     is_strong,
     judge,
@@ -926,19 +928,22 @@ _LISTED_DIFFERENCES = 2
 def _differences(
     prepared: PreparedQuote, quote: Quote, index: FileIndex, low: int, high: int
 ) -> str:
-    """How the quote's code differs from lines ``low..high``: its lines that name what those
-    lines do not (a call, a value, a string: each with the closest line there), or, when none
-    does, the first line out of order. A line whose words are all there (a signature without
-    its annotations, arguments reflowed) and the lines of a docstring (an author's summary of
-    it) are the author's abridging, not a difference."""
+    """How the quote's code differs from lines ``low..high``: its lines those lines do not have
+    (each with the closest line there), or, when all are there, the first out of order. A line
+    those lines have reflowed (one quoted line for several, white space aside), a signature
+    without its annotations or defaults (its words all in the definition's header there) and
+    the lines of a docstring (an author's summary of it) are the author's abridging, not a
+    difference; a call, an operator, a value or a word changed or dropped anywhere else is."""
     window = [(n, index.normalised[n - 1]) for n in range(low, high + 1)]
-    words = {word for _, text in window for word in _TOKEN.findall(text)}
-    code = [line for line in _outside_docstrings(prepared.lines) if line.kind == CODE]
+    outside = [line for line in _outside_docstrings(prepared.lines) if line.kind != COMMENT]
+    code = [line for line in outside if line.kind == CODE]
     places = [index.occurrences(line, low, high) for line in code]
+    unfound = [line for line, found in zip(code, places, strict=True) if not found]
+    reflowed = _reflowed(outside, index, low, high) if unfound else set()
     missing = [
         line
-        for line, found in zip(code, places, strict=True)
-        if not found and any(word not in words for word in _TOKEN.findall(line.bare))
+        for line in unfound
+        if line.number not in reflowed and not _abridged_header(line, window)
     ]
     if missing:
         said = []
@@ -971,6 +976,55 @@ def _differences(
 
 _TOKEN = lazy_pattern(r"""[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?|"[^"]*"|'[^']*'""")
 """What a line of code names: identifiers, numbers and string literals."""
+_HEADER = lazy_pattern(r"(?:async\s+)?(?:def|class)\s+[A-Za-z_][A-Za-z0-9_]*")
+_REFLOWED_LINES = 12
+"""The most file lines one quoted line may stand for, reflowed."""
+
+
+def _reflowed(lines: Sequence[QuoteLine], index: FileIndex, low: int, high: int) -> set[int]:
+    """The numbers of the quote's lines that are lines of ``low..high`` reflowed: a run of
+    them, joined, is a run of whole lines there, joined (white space, comments and trailing
+    commas aside), as a call written on one line that the code spreads over several, or the
+    other way round."""
+    text, starts = index.compact
+    begin, stop = starts[low - 1], starts[high]
+    boundaries = set(starts[low - 1 : high + 1])
+    reflowed: set[int] = set()
+    for first in range(len(lines)):
+        if lines[first].number in reflowed:
+            continue
+        for last in range(min(len(lines), first + _REFLOWED_LINES) - 1, first - 1, -1):
+            group = lines[first : last + 1]
+            piece = compact(" ".join(line.bare for line in group), index.markers)
+            if not piece:
+                continue
+            at = text.find(piece, begin, stop)
+            while at != -1 and not (at in boundaries and at + len(piece) in boundaries):
+                at = text.find(piece, at + 1, stop)
+            if at != -1:
+                reflowed.update(line.number for line in group)
+                break
+    return reflowed
+
+
+def _abridged_header(line: QuoteLine, window: Sequence[tuple[int, str]]) -> bool:
+    """Whether ``line`` is the header of a definition in ``window`` with fewer words (its
+    annotations or defaults left out): every word it has is in that header, from its ``def``
+    line to the line that ends it with a colon."""
+    header = _HEADER.match(line.bare)
+    if header is None:
+        return False
+    for position, (_, text) in enumerate(window):
+        found = _HEADER.match(text)
+        if found is None or found.group() != header.group():
+            continue
+        words: set[str] = set()
+        for _, part in window[position : position + 12]:
+            words.update(_TOKEN.findall(part))
+            if part.rstrip().endswith(":"):
+                break
+        return all(word in words for word in _TOKEN.findall(line.bare))
+    return False
 
 
 def _outside_docstrings(lines: Sequence[QuoteLine]) -> list[QuoteLine]:

@@ -914,7 +914,7 @@ def test_sync_refuses_pages_it_cannot_read_and_writes_nothing(synced_kb):
 def test_edits_and_shifted_offsets_agree_with_applying_edits_one_by_one(data):
     """The page text sync writes, and where each reference lands in it, for edits that do
     not overlap (insertions included), as applying them one by one from the end gives."""
-    from generator.sync.run import OffsetShift, _edited
+    from generator.sync.run import OffsetShift, apply_edits
 
     text = data.draw(st.text(alphabet="ab\n中", max_size=40))
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=12)))
@@ -924,7 +924,7 @@ def test_edits_and_shifted_offsets_agree_with_applying_edits_one_by_one(data):
     expected = text
     for start, end, new in sorted(edits, reverse=True):
         expected = expected[:start] + new + expected[end:]
-    assert _edited(text, edits) == expected
+    assert apply_edits(text, edits) == expected
     shifted = OffsetShift(edits)
     for offset in range(len(text) + 1):
         if any(start < offset < end for start, end, _ in edits):

@@ -346,6 +346,17 @@ def test_a_function_copied_then_edited_where_it_was_is_held_with_both_places(tmp
     assert drift.status is DriftStatus.AMBIGUOUS, drift.reason
     assert [c[0] for c in drift.candidates] == ["pkg/b.py", "pkg/a.py"]
 
+    # In one commit: copied into c.py and edited in a.py.
+    repo = RepoBuilder.init(tmp_path / "up2")
+    old = repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER, "pkg/c.py": FILLER}, "base")
+    new = repo.commit(
+        {"pkg/a.py": edited + "\n\n" + FILLER, "pkg/c.py": FILLER + WORK}, "copy and edit"
+    )
+    drift = Reanchorer(GitStore(repo.path), old, new).classify("pkg/a.py", 1, 3, "work")
+    assert drift.status is DriftStatus.AMBIGUOUS, drift.reason
+    assert "copied the cited code to pkg/c.py and edited it where it was" in drift.reason
+    assert [c[0] for c in drift.candidates] == ["pkg/c.py", "pkg/a.py"]
+
 
 def test_lines_moved_into_another_function_are_held_as_changed(tmp_path):
     """Two logging lines move from `Trainer.fit` into `Trainer.step` (only their indentation
@@ -1008,3 +1019,43 @@ def test_a_reference_of_no_single_upstream_is_listed_once_by_a_sync_of_all(tmp_p
         "1 reference that resolved to no single file, listed under alpha above, may be this "
         "upstream's too: left as written"
     ) in out
+
+
+def test_accepting_keeps_a_heading_s_anchor_and_leaves_an_ambiguous_hold_unless_named(tmp_path):
+    """A held reference in a heading was rewritten with no `{#id}`: a link to the heading from
+    another page broke, and every build with it. A reference whose code two places hold was
+    settled on the first, silently; and `--ref` naming nothing said it had accepted 0."""
+    repo = RepoBuilder.init(tmp_path / "up")
+    v1 = repo.commit({"pkg/u.py": FIRST + "\n" + SECOND, "pkg/w.py": SECOND}, "base")
+    v2 = repo.commit(
+        {
+            "pkg/u.py": "import os\n\n" + FIRST.replace("+ 11", "+ 12") + "\n" + SECOND,
+            "pkg/v.py": FIRST,
+        },
+        "copy first into v, edit it in u",
+    )
+    pages = {
+        "u.md": "---\ntitle: U\n---\n# U\n\n## `first` (pkg/u.py:1-3)\n\nIt adds eleven.\n",
+        "links.md": "---\ntitle: L\n---\n# L\n\nSee [first](u.md#first-pkgupy1-3).\n",
+    }
+    root = _kb(tmp_path, repo, v1, pages)
+    assert [f["check"] for f in _findings(root)] == []
+    _sync(root, v2)
+    _commit(root, "sync")
+    (entry,) = [
+        line for line in cli(root, "held", "list").stdout.splitlines() if "pkg/u.py" in line
+    ]
+    assert "(ambiguous at" in entry
+    left = cli(root, "held", "accept")
+    assert left.returncode == 1
+    assert "left pkg/u.py:1-3: ambiguous: its code is in several places" in left.stdout
+    assert "--ref pkg/u.py:1-3" in left.stdout
+    unknown = cli(root, "held", "accept", "--ref", "pkg/nothing.py:1-2")
+    assert unknown.returncode == 1
+    assert "no held reference is written as pkg/nothing.py:1-2" in unknown.stdout
+    named = cli(root, "held", "accept", "--ref", "pkg/u.py:1-3")
+    assert named.returncode == 0, named.stdout
+    assert "accepted pkg/u.py:1-3 -> pkg/v.py:1-3" in named.stdout
+    text = (root / "docs" / "u.md").read_text("utf-8")
+    assert "## `first` (pkg/v.py:1-3) {#first-pkgupy1-3}" in text
+    assert [f["check"] for f in _findings(root)] == []

@@ -39,8 +39,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         description="Rewrite the held references of the pages (default: the knowledge base's "
         "docs; --ref: only those written so) to their candidates, and drop their held_refs "
         "entries. A reference with no candidate, or whose path is written apart from its "
-        "lines, is left, with the reason. Exit status: 0 every one taken was accepted, 1 some "
-        "were left.",
+        "lines, is left, with the reason, and so is an ambiguous one unless --ref names it. "
+        "Exit status: 0 every one taken was accepted, 1 some were left (or --ref named none).",
     )
     accept.add_argument("paths", nargs="*", metavar="PATH", help="pages or directories")
     accept.add_argument(
@@ -96,13 +96,15 @@ def run_held(args: argparse.Namespace) -> int:
     for left in result.left:
         e = left.entry
         print(f"{e.page}:{e.line}:{e.column}: left {e.text}: {left.reason}")
+    for text in result.unmatched:
+        print(f"no held reference is written as {text} (kb held list shows them)")
     written = "" if result.dry_run else f"; wrote {plural(len(result.pages_written), 'page')}"
     print(
         f"{verb} {plural(len(result.accepted), 'held reference')}, left "
         f"{len(result.left)}{written}"
         + ("" if result.dry_run or not result.accepted else "; run `kb verify` to check them")
     )
-    return EXIT_FINDINGS if result.left else EXIT_OK
+    return EXIT_FINDINGS if result.left or result.unmatched else EXIT_OK
 
 
 HANDLERS = {"held": run_held}

@@ -96,7 +96,7 @@ _WORDS = {
         "empty": "(empty file)",
         "binary": "(binary file)",
         "more-symbols": "{count} more definitions on {forge}",
-        "more-here": "{count} more lines",
+        "more-here": "{count} more lines, past what a card shows",
         "more-symbols-here": "{count} more definitions",
     },
     "zh": {
@@ -110,7 +110,7 @@ _WORDS = {
         "empty": "（空文件）",
         "binary": "（二进制文件）",
         "more-symbols": "另有 {count} 个定义，见 {forge}",
-        "more-here": "另有 {count} 行",
+        "more-here": "另有 {count} 行未在卡片中显示",
         "more-symbols-here": "另有 {count} 个定义",
     },
 }

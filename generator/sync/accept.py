@@ -24,7 +24,13 @@ from generator.refs.extract import scan
 from generator.refs.extract.refs import RefRecord, ref_records
 from generator.refs.resolve import PageContext, page_context, written_before
 from generator.refs.rewrite import rewrite_ref
-from generator.sync.run import HeldBindings, OffsetShift, held_entries_bound
+from generator.sync.run import (
+    HeldBindings,
+    OffsetShift,
+    apply_edits,
+    held_entries_bound,
+    kept_anchors,
+)
 from generator.upstream.manifest import ConfigError
 from generator.verification.pipeline import (
     PageFile,
@@ -72,6 +78,8 @@ class AcceptResult:
     left: list[Left] = field(default_factory=list)
     pages_written: list[str] = field(default_factory=list)
     dry_run: bool = False
+    unmatched: list[str] = field(default_factory=list)
+    """The texts asked for (``only``) that no held reference is written as."""
 
 
 def list_held(
@@ -98,6 +106,7 @@ def accept_held(
     """Rewrite the held references of the pages under ``paths`` (only those whose text is in
     ``only``, when given) to their candidates and drop their ``held_refs`` entries."""
     result = AcceptResult(dry_run=dry_run)
+    seen: set[str] = set()
     with _opened(paths, manifest_path) as (verifier, files):
         for file in files:
             read = _held_on(verifier, file)
@@ -108,7 +117,14 @@ def accept_held(
             accepted: dict[int, int] = {}  # entry index -> reference offset
             kept: dict[int, int] = {}
             for entry, entry_index, offset, record in held:
+                seen.add(entry.text)
                 if only and entry.text not in only:
+                    kept[entry_index] = offset
+                    continue
+                if entry.status == "ambiguous" and not only:
+                    # Several places hold its code: which one the page means is the person's
+                    # to say, by naming the reference (its entry keeps the first candidate).
+                    result.left.append(Left(entry, _AMBIGUOUS.format(entry=entry)))
                     kept[entry_index] = offset
                     continue
                 after = _accepted_text(verifier, page, entry, record)
@@ -122,7 +138,14 @@ def accept_held(
             if edits and not dry_run:
                 atomic_write(file.source, _rendered(page, edits, accepted, kept, verifier))
                 result.pages_written.append(page.display)
+    result.unmatched = [text for text in dict.fromkeys(only) if text not in seen]
     return result
+
+
+_AMBIGUOUS = (
+    "ambiguous: its code is in several places (the drift report lists them); to take "
+    "{entry.candidate}, name it: --ref {entry.text}; for another, edit it by hand"
+)
 
 
 @contextmanager
@@ -231,9 +254,10 @@ def _rendered(
     """The page with ``edits`` made, the accepted entries gone from ``held_refs`` and the
     kept ones naming their references in the new text (as sync names them)."""
     assert page.text is not None
-    text = page.text
-    for start, end, after in sorted(edits, reverse=True):
-        text = text[:start] + after + text[end:]
+    # A heading whose reference is rewritten keeps its anchor, as sync keeps it (`{#id}`):
+    # the links to it, on other pages or elsewhere, must not break.
+    edits = edits + kept_anchors(page, edits, apply_edits(page.text, edits))
+    text = apply_edits(page.text, edits)
     shifted = OffsetShift(edits)
     bindings = HeldBindings(page, text, verifier.options)
     meta = dict(page.meta)

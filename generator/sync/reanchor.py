@@ -291,6 +291,21 @@ class Reanchorer:
                     if restored is None:
                         return self._lost(drift, moved, symbol, where, position)
                     position, moved = restored
+                elif moved[0] != step.changes[where[0]].new_path and self._still_defined(
+                    where, position - 1, self._cited_name(path, start)
+                ):
+                    # Found in another file the commit wrote, while its own file still defines
+                    # it, edited: copied and edited in one commit, which is no move either.
+                    original = step.changes[where[0]]
+                    region = original.carry_range(*where[1:]) if original.new_path else None
+                    places = [moved] + ([(original.new_path, *region)] if region else [])
+                    return self._ambiguous(
+                        drift,
+                        self._carried(places, position, block),  # type: ignore[arg-type]
+                        f"commit {step.commit[:7]} copied the cited code to {moved[0]} and "
+                        f"edited it where it was, in {where[0]}: which one the page means "
+                        "cannot be told",
+                    )
                 where = moved
             if position == copy_step:
                 copies = self._copies(block, where, step)
@@ -429,20 +444,27 @@ class Reanchorer:
             return None
         return holders[0]
 
+    def _cited_name(self, path: str, start: int) -> tuple[str, ...]:
+        """The qualified name of the definition the cited lines are (or are in) at the old
+        commit: ``("Actor", "sleep")``; empty outside any."""
+        blob = self._blob(self.old, path)
+        return _qualified_at(blob.lines, start) if blob is not None else ()
+
     def _still_defined(
         self, where: tuple[str, int, int], position: int, qualified: tuple[str, ...]
     ) -> bool:
-        """Whether the file of ``where`` (at the commit at ``position``), followed to the new
-        commit, still defines ``qualified`` there: then its code was copied and edited where
-        it was, not moved, and which of the two the page means is a person's call."""
-        path = self._carry_path(where[0], position)
-        blob = self._blob(self.new, path) if path else None
-        if blob is None or blob.is_binary:
+        """Whether the lines ``where`` (at the commit at ``position``), followed to the new
+        commit through their own file, are still in a definition named ``qualified`` there:
+        then its code was copied and edited where it was, not moved, and which of the two the
+        page means is a person's call. (Lines a commit deleted are followed nowhere: a move.)"""
+        carried = self._carry(where, position)
+        blob = self._blob(self.new, carried[0]) if carried and qualified else None
+        if carried is None or blob is None or blob.is_binary:
             return False
         lines = blob.lines
         return any(
-            _qualified_at(lines, first) == qualified
-            for first, _ in definitions(tuple(lines), qualified[-1])
+            first <= carried[2] and carried[1] <= last and _qualified_at(lines, first) == qualified
+            for first, last in definitions(tuple(lines), qualified[-1])
         )
 
     def _track_file(self, path: str) -> Drift:

@@ -754,7 +754,7 @@ class OffsetShift:
         return offset + (self._shifts[done - 1] if done else 0)
 
 
-def _edited(text: str, edits: list[tuple[int, int, str]]) -> str:
+def apply_edits(text: str, edits: list[tuple[int, int, str]]) -> str:
     pieces = []
     cursor = 0
     for start, end, replacement in sorted(edits):
@@ -767,7 +767,7 @@ def _edited(text: str, edits: list[tuple[int, int, str]]) -> str:
 _CLOSING_HASHES = re.compile(r"(?:[ \t]+#+)?[ \t]*$")
 
 
-def _kept_anchors(
+def kept_anchors(
     page: Page, edits: list[tuple[int, int, str]], rewritten: str
 ) -> list[tuple[int, int, str]]:
     """Edits that give each heading whose anchor the rewrite changed an explicit ``{#id}``
@@ -806,7 +806,7 @@ def _final_edits(plan: PagePlan) -> list[tuple[int, int, str]]:
     """The rewrites of the page's text: its references, and the anchors of its headings."""
     page = plan.page
     assert page.text is not None
-    return plan.edits + _kept_anchors(page, plan.edits, _edited(page.text, plan.edits))
+    return plan.edits + kept_anchors(page, plan.edits, apply_edits(page.text, plan.edits))
 
 
 def renumber(plan: PagePlan, data: bytes) -> None:
@@ -817,7 +817,7 @@ def renumber(plan: PagePlan, data: bytes) -> None:
     assert page.text is not None
     text = data.decode("utf-8").removeprefix("\ufeff")
     edits = _final_edits(plan)
-    body = _edited(page.text, edits)[page.body_start :]
+    body = apply_edits(page.text, edits)[page.body_start :]
     if not text.endswith(body):
         return  # not the page's body as written here: keep the lines read
     start = len(text) - len(body)
@@ -848,7 +848,7 @@ def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
     page = plan.page
     assert page.text is not None
     edits = _final_edits(plan)
-    text = _edited(page.text, edits)
+    text = apply_edits(page.text, edits)
     shifted = OffsetShift(edits)
     meta = dict(page.meta)
     holds = plan.held or plan.kept_held or plan.released

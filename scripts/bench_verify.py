@@ -49,7 +49,10 @@ sys.path.insert(0, str(ROOT))
 from measure import run_generator  # noqa: E402  (scripts/measure.py, beside this script)
 
 from generator.upstream.gitbuild import RepoBuilder, run_git  # noqa: E402
-from generator.verification.pipeline import available_cores  # noqa: E402
+from generator.verification.pipeline import (  # noqa: E402
+    EVIDENCE_CHECKS,  # (ignored all, proving is skipped: "evidence off")
+    available_cores,
+)
 
 
 def make_source(index: int, rng: random.Random) -> tuple[str, list[tuple[str, int, int]]]:
@@ -415,9 +418,6 @@ def pin_per_page(args: argparse.Namespace) -> int:
     return 0
 
 
-EVIDENCE_CHECKS = ("quote-elsewhere", "quote-not-found", "quote-unchecked", "names-not-in-range")
-
-
 def quote_cost(args: argparse.Namespace) -> int:
     """What evidence costs: the cold verifier on the corpus, on the same corpus with the code a
     third of its references cite quoted after them, and on that one again with every evidence
@@ -427,7 +427,7 @@ def quote_cost(args: argparse.Namespace) -> int:
         plain, quoted = Path(directory) / "plain", Path(directory) / "quoted"
         corpus = build_corpus(plain, args.pages, args.refs_per_page, args.files)
         build_corpus(quoted, args.pages, args.refs_per_page, args.files, quotes=True)
-        ignore = [option for check in EVIDENCE_CHECKS for option in ("--ignore", check)]
+        ignore = [option for check in sorted(EVIDENCE_CHECKS) for option in ("--ignore", check)]
         runs = {
             "plain": (plain, ["--no-cache"]),
             "quoted": (quoted, ["--no-cache"]),

@@ -550,6 +550,17 @@ def render():
 '''
 
 
+@contextlib.contextmanager
+def _built_and_served(kb: KB) -> Iterator[str]:
+    """``kb`` built with the project's mkdocs.yml (not strict), and served on 127.0.0.1."""
+    shutil.copy(ROOT / "mkdocs.yml", kb.root / "mkdocs.yml")
+    site_config(kb.root)
+    result = mkdocs_build(kb.root, "--no-strict")
+    assert result.returncode == 0, result.stderr
+    with _serving(kb.root / "site") as url:
+        yield url
+
+
 @pytest.fixture(scope="module")
 def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, str]]:
     """A knowledge base whose upstream holds HTML and ``</script>`` in its code, and a page
@@ -577,11 +588,7 @@ def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
         The module `lib/evil.py:1-7` quotes HTML; `lib/held.py:1-2` waits for review.
         """,
     )
-    shutil.copy(ROOT / "mkdocs.yml", kb.root / "mkdocs.yml")
-    site_config(kb.root)
-    result = mkdocs_build(kb.root, "--no-strict")
-    assert result.returncode == 0, result.stderr
-    with _serving(kb.root / "site") as url:
+    with _built_and_served(kb) as url:
         yield url, kb.root / "cache" / "evil", pin
 
 
@@ -630,11 +637,7 @@ def local_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
     pin = repo.commit({"lib/steps.py": "".join(f"STEP_{n} = {n}\n" for n in range(1, 30))}, "Steps")
     kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
     kb.page("index.md", "---\ntitle: Local\n---\n# Local\n\nThe steps are `lib/steps.py:3-6`.\n")
-    shutil.copy(ROOT / "mkdocs.yml", kb.root / "mkdocs.yml")
-    site_config(kb.root)
-    result = mkdocs_build(kb.root, "--no-strict")
-    assert result.returncode == 0, result.stderr
-    with _serving(kb.root / "site") as url:
+    with _built_and_served(kb) as url:
         yield url, kb.root / "cache" / "lib", pin
 
 

@@ -1715,3 +1715,40 @@ def test_pin_suggest_writes_no_pin_that_nothing_lines_up_with(actor_kb: KB) -> N
     assert "error: no pin written: no reference lines up at " in written.stderr
     assert (actor_kb.root / "upstreams.yaml").read_bytes() == manifest
     assert (actor_kb.docs / "a.md").read_bytes() == page
+
+
+def test_a_quote_that_drops_the_docstring_and_reflows_the_calls_is_the_code(kb: KB) -> None:
+    """A black-formatted quote of a function whose docstring it leaves out: each change alone
+    passed, both together were `quote-not-found`, an error on a right page. The reflowed
+    quote is looked for in the code without its docstrings too."""
+    repo = kb.new_upstream("lib")
+    source = (
+        "def build(config):\n"
+        '    """Build the trainer from the config."""\n'
+        "    optimizer = make_optimizer(config.model.parameters(), lr=config.lr, "
+        "weight_decay=config.weight_decay)\n"
+        "    scheduler = make_scheduler(optimizer, config.warmup_steps, config.total_steps)\n"
+        "    return Trainer(optimizer, scheduler)\n"
+    )
+    pin = repo.commit({"lib/build.py": source}, "build")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    quote = (
+        "```python\n"
+        "def build(config):\n"
+        "    optimizer = make_optimizer(\n"
+        "        config.model.parameters(),\n"
+        "        lr=config.lr,\n"
+        "        weight_decay=config.weight_decay,\n"
+        "    )\n"
+        "    scheduler = make_scheduler(\n"
+        "        optimizer, config.warmup_steps, config.total_steps\n"
+        "    )\n"
+        "    return Trainer(optimizer, scheduler)\n"
+        "```"
+    )
+    kb.page("a.md", f"`build` (lib/build.py:1-5):\n\n{quote}\n")
+    assert findings(kb) == []
+    # Cited elsewhere, it is still found there, and the range moved to it.
+    kb.page("a.md", f"`build` (lib/build.py:4-5):\n\n{quote}\n")
+    (finding,) = findings(kb)
+    assert finding.check == "quote-elsewhere" and finding.fix == ("lib/build.py", 1, 5)

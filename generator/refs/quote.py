@@ -433,15 +433,36 @@ class FileIndex:
             starts.append(starts[-1] + len(piece))
         return "".join(pieces), starts
 
+    @cached_property
+    def compact_code(self) -> tuple[str, list[int]]:
+        """`compact` without the docstrings' lines (and the other `skippable` ones, which have
+        no compact form anyway): for a quote that reflows code and drops its docstring too."""
+        pieces = compact_lines(self.normalised, self.markers)
+        starts = [0]
+        for piece, skip in zip(pieces, self.skippable, strict=True):
+            starts.append(starts[-1] + (0 if skip else len(piece)))
+        return "".join(
+            p for p, skip in zip(pieces, self.skippable, strict=True) if not skip
+        ), starts
+
     def compact_placements(self, quote: PreparedQuote, low: int, high: int) -> list[Placement]:
         """Places between lines ``low`` and ``high`` where every segment of the quote (its
         parts between elisions) appears, in order, in the compact text: each segment starting
         and ending at line boundaries. A reflowed statement (one call over two lines quoted
-        over four) is found so."""
+        over four) is found so, and, looked for in the code without its docstrings when not
+        found with them, one whose docstring the quote drops as well."""
+        found = self._compact_placements(quote, low, high, self.compact)
+        if not found and quote.segments and self.compact_code[0] != self.compact[0]:
+            found = self._compact_placements(quote, low, high, self.compact_code)
+        return found
+
+    def _compact_placements(
+        self, quote: PreparedQuote, low: int, high: int, compacted: tuple[str, list[int]]
+    ) -> list[Placement]:
         segments = quote.segments
         if not segments or not segments[0]:
             return []
-        text, starts = self.compact
+        text, starts = compacted
         begin, stop = starts[low - 1], starts[high]
         found: list[Placement] = []
         # (The compact text has no comments: a quote's comment lines are not found there.)

@@ -1752,3 +1752,39 @@ def test_a_quote_that_drops_the_docstring_and_reflows_the_calls_is_the_code(kb: 
     kb.page("a.md", f"`build` (lib/build.py:4-5):\n\n{quote}\n")
     (finding,) = findings(kb)
     assert finding.check == "quote-elsewhere" and finding.fix == ("lib/build.py", 1, 5)
+
+
+def test_a_reordered_quote_whose_moved_line_is_in_the_next_method_too_differs(kb: KB) -> None:
+    """`sleep` quoted with `clear_memory()` moved after the loop: its best place took the
+    `clear_memory()` of `wake_up`, after the range, and nothing was said of the order."""
+    repo = kb.new_upstream("lib")
+    source = (
+        "class Actor:\n"
+        "    def sleep(self, tags):\n"
+        "        assert self.args.offload\n"
+        "        clear_memory()\n"
+        "        for chunk in self.model:\n"
+        '            chunk.to("cpu")\n'
+        "        torch.cuda.synchronize()\n"
+        "\n"
+        "    def wake_up(self, tags):\n"
+        "        for chunk in self.model:\n"
+        '            chunk.to("cuda")\n'
+        "        clear_memory()\n"
+    )
+    pin = repo.commit({"lib/actor.py": source}, "actor")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    quote = (
+        "```python\n"
+        "def sleep(self, tags):\n"
+        "    assert self.args.offload\n"
+        "    torch.cuda.synchronize()\n"
+        "    for chunk in self.model:\n"
+        '        chunk.to("cpu")\n'
+        "    clear_memory()\n"
+        "```"
+    )
+    kb.page("a.md", f"`sleep()` (lib/actor.py:2-7):\n\n{quote}\n")
+    (finding,) = findings(kb)
+    assert finding.check == "quote-differs", finding.message
+    assert "but not after its line" in finding.message

@@ -480,6 +480,13 @@ class FileIndex:
             position = text.find(first, position + 1, stop)
         return found
 
+    def defines_between(self, first: int, last: int) -> bool:
+        """Whether a ``def`` or ``class`` header is among lines ``first..last``."""
+        return any(
+            text.startswith(("def ", "class ", "async def "))
+            for text in self.normalised[first - 1 : last]
+        )
+
     def holds_text(self, quote: str, start: int, end: int) -> bool:
         """Whether the quoted text (white space aside) is in the text of lines ``start..end``:
         starting at ``start`` when only one line is cited. Most quotes are such copies, seen so
@@ -808,6 +815,21 @@ def judge(quote: PreparedQuote, index: FileIndex, start: int, end: int) -> Quote
             return QuoteVerdict(IN_RANGE, strong=is_strong(quote))
     loose = placements(quote, index, ratio=ACCEPT_RATIO)
     covering = next((place for place in loose if covers(place, start, end)), None)
+    if covering is None and start < end:
+        # The best place runs out of the cited lines into the next definition, holding the
+        # quote only in part (a line the quote moved, found again in the next function): the
+        # quote is about the cited lines, what they hold of it in order is where it stands.
+        astray = [
+            place
+            for place in loose
+            if place.matched < quote.required
+            and place.first <= end < place.last
+            and index.defines_between(end + 1, place.last)
+        ]
+        inside = placements(quote, index, start, end, ACCEPT_RATIO) if astray else []
+        if inside:
+            covering = inside[0]
+            loose = [covering, *(place for place in loose if place not in astray)]
     if covering is not None:
         others = tuple(place for place in loose if place is not covering)
         whole = tuple(place for place in others if place.matched >= quote.required)

@@ -1059,3 +1059,27 @@ def test_accepting_keeps_a_heading_s_anchor_and_leaves_an_ambiguous_hold_unless_
     text = (root / "docs" / "u.md").read_text("utf-8")
     assert "## `first` (pkg/v.py:1-3) {#first-pkgupy1-3}" in text
     assert [f["check"] for f in _findings(root)] == []
+
+
+def test_accepting_a_table_row_moves_its_path_cell_with_its_lines(tmp_path):
+    """A held reference in a table, its path in the cell before its lines, whose candidate is
+    in another file: accept left it ("written apart from its lines"), as `--fix` does not."""
+    other = "def other(jobs):\n    return [job for job in jobs if job.ready]\n"
+    repo = RepoBuilder.init(tmp_path / "up")
+    v1 = repo.commit({"pkg/a.py": WORK + "\n\n" + FILLER, "pkg/b.py": FILLER}, "base")
+    repo.commit({"pkg/a.py": other + "\n\n" + FILLER, "pkg/b.py": FILLER + WORK}, "move work")
+    edited = WORK.replace("timeout=30", "timeout=60")
+    v2 = repo.commit({"pkg/b.py": "import re\n\n" + FILLER + edited}, "edit work in b")
+    page = (
+        "---\ntitle: T\n---\n# T\n\n| file | lines | what |\n|---|---|---|\n"
+        "| `pkg/a.py` | 1-3 | `work` |\n"
+    )
+    root = _kb(tmp_path, repo, v1, {"t.md": page})
+    _sync(root, v2)
+    _commit(root, "sync")
+    done = cli(root, "held", "accept")
+    assert done.returncode == 0, done.stdout
+    assert "accepted 1-3 -> 27-29" in done.stdout
+    text = (root / "docs" / "t.md").read_text("utf-8")
+    assert "| `pkg/b.py` | 27-29 | `work` |" in text and "held_refs" not in text
+    assert [f["check"] for f in _findings(root)] == []

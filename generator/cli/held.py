@@ -38,9 +38,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         help="rewrite held references to their candidates and drop their held_refs entries",
         description="Rewrite the held references of the pages (default: the knowledge base's "
         "docs; --ref: only those written so) to their candidates, and drop their held_refs "
-        "entries. A reference with no candidate, or whose path is written apart from its "
-        "lines, is left, with the reason, and so is an ambiguous one unless --ref names it. "
-        "Exit status: 0 every one taken was accepted, 1 some were left (or --ref named none).",
+        "entries (a path written apart from its lines, in a table's path cell, moves with "
+        "them). A reference with no candidate, or whose path is written once for it and "
+        "another one accepted on its line, is left, with the reason, and so is an ambiguous "
+        "one unless --ref names it. Exit status: 0 every one taken was accepted, 1 some were "
+        "left (or --ref named none).",
     )
     accept.add_argument("paths", nargs="*", metavar="PATH", help="pages or directories")
     accept.add_argument(

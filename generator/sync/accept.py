@@ -6,8 +6,8 @@ says why and, when sync found one, names a candidate at the new commit. Reviewin
 person's call; once made, `accept_held` does the edit it comes to: the reference is rewritten
 to its candidate in the style it was written in (as sync rewrites, `generator.refs.rewrite`),
 and its entry leaves ``held_refs``, so that it is checked at the page's pin again. The page is
-written once, atomically; a reference with no candidate, or written so that its lines cannot
-be rewritten alone, is left, with the reason.
+written once, atomically; a reference with no candidate, or whose path is written once for it
+and another reference accepted on its line, is left, with the reason.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from generator.model import CodeRef
 from generator.refs.extract import scan
 from generator.refs.extract.refs import RefRecord, ref_records
 from generator.refs.resolve import PageContext, page_context, written_before
-from generator.refs.rewrite import rewrite_ref
+from generator.refs.rewrite import rewrite_apart, rewrite_ref
 from generator.sync.run import (
     HeldBindings,
     OffsetShift,
@@ -127,12 +127,18 @@ def accept_held(
                     result.left.append(Left(entry, _AMBIGUOUS.format(entry=entry)))
                     kept[entry_index] = offset
                     continue
-                after = _accepted_text(verifier, page, entry, record)
-                if isinstance(after, Left):
-                    result.left.append(after)
+                made = _accepted_edits(verifier, page, entry, record, offset)
+                if isinstance(made, Left):
+                    result.left.append(made)
                     kept[entry_index] = offset
                     continue
-                edits.append((offset, offset + len(entry.text), after))
+                after, wanted = made
+                if any(a < d and c < b for a, b, _ in wanted for c, d, _ in edits):
+                    # (A path written once for this reference and another one accepted.)
+                    result.left.append(Left(entry, _SHARED.format(entry=entry)))
+                    kept[entry_index] = offset
+                    continue
+                edits.extend(wanted)
                 accepted[entry_index] = offset
                 result.accepted.append(Accepted(entry, after))
             if edits and not dry_run:
@@ -142,6 +148,10 @@ def accept_held(
     return result
 
 
+_SHARED = (
+    "its path is written once for it and another reference accepted on its line: cite "
+    "{entry.candidate}"
+)
 _AMBIGUOUS = (
     "ambiguous: its code is in several places (the drift report lists them); to take "
     "{entry.candidate}, name it: --ref {entry.text}; for another, edit it by hand"
@@ -206,10 +216,12 @@ def _held_on(
     return page, held
 
 
-def _accepted_text(
-    verifier: Verifier, page: Page, entry: HeldEntry, record: RefRecord
-) -> str | Left:
-    """The reference's text at its candidate, or why it cannot be rewritten to it."""
+def _accepted_edits(
+    verifier: Verifier, page: Page, entry: HeldEntry, record: RefRecord, offset: int
+) -> tuple[str, list[tuple[int, int, str]]] | Left:
+    """The reference's text at its candidate and the page's edits that write it (its path
+    too, when it is written apart from its lines: a table's path cell), or why it cannot be
+    rewritten to it."""
     if entry.candidate is None:
         return Left(entry, f"no candidate: its code is gone ({entry.status}); edit it by hand")
     path, start, end = _place(entry.candidate)
@@ -230,9 +242,16 @@ def _accepted_text(
     after = rewrite_ref(
         ref, old.path or ref.path, path, start, end, entry.commit, new_commit, names_one_file
     )
-    if after is None:
-        return Left(entry, f"its path is written apart from its lines: cite {entry.candidate}")
-    return after
+    if after is not None:
+        return after, [(offset, offset + len(ref.text), after)]
+    assert page.text is not None and start is not None and end is not None
+    line_start = page.text.rfind("\n", 0, offset) + 1
+    line_end = page.text.find("\n", offset)
+    line = page.text[line_start : len(page.text) if line_end == -1 else line_end]
+    apart = rewrite_apart(line, record[1], ref, old.path or ref.path, path, start, end)
+    if apart is None:
+        return Left(entry, f"its path is not written once on its line: cite {entry.candidate}")
+    return apart[-1][2], [(line_start + a, line_start + b, text) for a, b, text in apart]
 
 
 def _place(candidate: str) -> tuple[str, int | None, int | None]:

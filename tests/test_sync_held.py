@@ -1053,6 +1053,12 @@ def test_accepting_keeps_a_heading_s_anchor_and_leaves_an_ambiguous_hold_unless_
     unknown = cli(root, "held", "accept", "--ref", "pkg/nothing.py:1-2")
     assert unknown.returncode == 1
     assert "no held reference is written as pkg/nothing.py:1-2" in unknown.stdout
+    # Another of its places, the edited original, is taken with --to.
+    assert cli(root, "held", "accept", "--to", "pkg/u.py:3-5").returncode == 2
+    other = cli(
+        root, "held", "accept", "--dry-run", "--ref", "pkg/u.py:1-3", "--to", "pkg/u.py:3-5"
+    )
+    assert "would accept pkg/u.py:1-3 -> pkg/u.py:3-5" in other.stdout, other.stdout
     named = cli(root, "held", "accept", "--ref", "pkg/u.py:1-3")
     assert named.returncode == 0, named.stdout
     assert "accepted pkg/u.py:1-3 -> pkg/v.py:1-3" in named.stdout

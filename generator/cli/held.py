@@ -53,6 +53,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         help="accept only the references written so (repeatable), e.g. --ref pkg/a.py:1-5",
     )
     accept.add_argument(
+        "--to",
+        metavar="PATH:START-END",
+        help="with one --ref: rewrite it to this place instead of its candidate (another of "
+        "an ambiguous one's places, which the drift report lists)",
+    )
+    accept.add_argument(
         "--dry-run", action="store_true", help="write nothing; print what would change"
     )
     accept.add_argument("--manifest", type=Path, metavar="FILE", help="upstream manifest")
@@ -89,7 +95,7 @@ def run_held(args: argparse.Namespace) -> int:
             print(f"{plural(len(entries), 'reference')} held for review")
         return EXIT_FINDINGS if entries else EXIT_OK
     result = accept_held(
-        args.paths, manifest_path=args.manifest, only=args.ref, dry_run=args.dry_run
+        args.paths, manifest_path=args.manifest, only=args.ref, to=args.to, dry_run=args.dry_run
     )
     verb = "would accept" if result.dry_run else "accepted"
     for accepted in result.accepted:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from generator.files import atomic_write
@@ -101,10 +101,15 @@ def accept_held(
     *,
     manifest_path: Path | None = None,
     only: Sequence[str] = (),
+    to: str | None = None,
     dry_run: bool = False,
 ) -> AcceptResult:
     """Rewrite the held references of the pages under ``paths`` (only those whose text is in
-    ``only``, when given) to their candidates and drop their ``held_refs`` entries."""
+    ``only``, when given) to their candidates, or to ``to`` (``path:start-end``, another place
+    the person chose: the edited original of an ambiguous one), and drop their ``held_refs``
+    entries."""
+    if to is not None and len(set(only)) != 1:
+        raise ConfigError("--to gives one place: name the one held reference it is for with --ref")
     result = AcceptResult(dry_run=dry_run)
     seen: set[str] = set()
     with _opened(paths, manifest_path) as (verifier, files):
@@ -121,7 +126,9 @@ def accept_held(
                 if only and entry.text not in only:
                     kept[entry_index] = offset
                     continue
-                if entry.status == "ambiguous" and not only:
+                if to is not None:
+                    entry = replace(entry, candidate=to)
+                elif entry.status == "ambiguous" and not only:
                     # Several places hold its code: which one the page means is the person's
                     # to say, by naming the reference (its entry keeps the first candidate).
                     result.left.append(Left(entry, _AMBIGUOUS.format(entry=entry)))
@@ -154,7 +161,7 @@ _SHARED = (
 )
 _AMBIGUOUS = (
     "ambiguous: its code is in several places (the drift report lists them); to take "
-    "{entry.candidate}, name it: --ref {entry.text}; for another, edit it by hand"
+    "{entry.candidate}, name it: --ref {entry.text}; for another, add --to PATH:START-END"
 )
 
 

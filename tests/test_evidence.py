@@ -1788,3 +1788,70 @@ def test_a_reordered_quote_whose_moved_line_is_in_the_next_method_too_differs(kb
     (finding,) = findings(kb)
     assert finding.check == "quote-differs", finding.message
     assert "but not after its line" in finding.message
+
+
+TRAINER = (
+    "class Trainer:\n"
+    "    def fit(self, loader, epochs: int = 1, grad_clip: float = 1.0) -> float:\n"
+    "        total = 0.0\n"
+    "        for epoch in range(epochs):\n"
+    "            total += self.epoch(loader, grad_clip)\n"
+    "        return total / max(1, epochs)\n"
+    "\n"
+    "    def should_continue(self, loss: float) -> bool:\n"
+    "        if loss < self.best_loss:\n"
+    "            self.best_loss = loss\n"
+    '        return self.step < self.cfg["max_steps"] and not math.isnan(loss)\n'
+)
+FIT_BODY = (
+    "    total = 0.0\n"
+    "    for epoch in range(epochs):\n"
+    "        total += self.epoch(loader, grad_clip)\n"
+    "    return total / max(1, epochs)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("cited", "body", "differs"),
+    [
+        # Written shorter: no annotations, in two lines; the signature over several lines.
+        ("2-6", "def fit(self, loader, epochs=1, grad_clip=1.0):\n    total = 0.0\n", None),
+        (
+            "2-6",
+            "def fit(\n    self,\n    loader,\n    epochs=1,\n    grad_clip=1.0,\n):\n" + FIT_BODY,
+            None,
+        ),
+        # Written otherwise: a parameter left out, another return, another default.
+        ("2-6", "def fit(self, loader, grad_clip: float = 1.0) -> float:\n" + FIT_BODY, "def fit"),
+        ("2-6", "def fit(self, loader, epochs, grad_clip) -> int:\n" + FIT_BODY, "def fit"),
+        ("2-6", "def fit(self, loader, epochs=2, grad_clip=1.0):\n" + FIT_BODY, "def fit"),
+        # The last line stopped short: the NaN check is gone.
+        (
+            "8-11",
+            "def should_continue(self, loss: float) -> bool:\n"
+            "    if loss < self.best_loss:\n"
+            "        self.best_loss = loss\n"
+            '    return self.step < self.cfg["max_steps"]\n',
+            "return self.step",
+        ),
+    ],
+)
+def test_a_signature_is_abridged_only_by_leaving_out_what_it_declares(
+    kb: KB, cited: str, body: str, differs: str | None
+) -> None:
+    """A two-line quote starting with a signature without its annotations was
+    `quote-not-found`, an error; one over several lines was told to differ. And a signature
+    with a parameter left out, another return annotation or default, or a last line cut
+    short, passed: their words were all there."""
+    repo = kb.new_upstream("lib")
+    pin = repo.commit({"lib/trainer.py": TRAINER}, "trainer")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    quote = "```python\n" + textwrap.indent(body, "    ") + "```"
+    kb.page("a.md", f"The method (lib/trainer.py:{cited}):\n\n{quote}\n")
+    found = findings(kb)
+    if differs is None:
+        assert found == [], [f.message for f in found]
+    else:
+        (finding,) = found
+        assert finding.check == "quote-differs", finding.message
+        assert f"`{differs}" in finding.message, finding.message

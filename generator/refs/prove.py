@@ -194,6 +194,10 @@ class Prover:
             verdict = self._judged[key] = judge(prepared, index, ref.start, ref.end)
         if verdict.outcome == IN_RANGE:
             return self._in_part(ref, target, quote, prepared, verdict)
+        if ref.start < ref.end and _abridged_in(prepared, quote, index, ref.start, ref.end):
+            # Every line of it is in the cited lines, in order, but written shorter than the
+            # matcher compares (a signature without its annotations, in a two-line quote).
+            return []
         astray = verdict.outcome == UNDECIDED
         if astray and (ref.start == ref.end or not _none_in_range(prepared, index, ref)):
             # Like the code only loosely, elsewhere: an edited quote of the cited code. But
@@ -934,17 +938,15 @@ def _differences(
     without its annotations or defaults (its words all in the definition's header there) and
     the lines of a docstring (an author's summary of it) are the author's abridging, not a
     difference; a call, an operator, a value or a word changed or dropped anywhere else is."""
+    high = min(high, len(index.normalised))  # (a range past the file's end)
     window = [(n, index.normalised[n - 1]) for n in range(low, high + 1)]
     outside = [line for line in _outside_docstrings(prepared.lines) if line.kind != COMMENT]
     code = [line for line in outside if line.kind == CODE]
     places = [index.occurrences(line, low, high) for line in code]
     unfound = [line for line, found in zip(code, places, strict=True) if not found]
     reflowed = _reflowed(outside, index, low, high) if unfound else set()
-    missing = [
-        line
-        for line in unfound
-        if line.number not in reflowed and not _abridged_header(line, window)
-    ]
+    headers = _abridged_headers(outside, window) if unfound else set()
+    missing = [line for line in unfound if line.number not in reflowed | headers]
     if missing:
         said = []
         for line in missing[:_LISTED_DIFFERENCES]:
@@ -1007,24 +1009,106 @@ def _reflowed(lines: Sequence[QuoteLine], index: FileIndex, low: int, high: int)
     return reflowed
 
 
-def _abridged_header(line: QuoteLine, window: Sequence[tuple[int, str]]) -> bool:
-    """Whether ``line`` is the header of a definition in ``window`` with fewer words (its
-    annotations or defaults left out): every word it has is in that header, from its ``def``
-    line to the line that ends it with a colon."""
-    header = _HEADER.match(line.bare)
-    if header is None:
+def _abridged_in(
+    prepared: PreparedQuote, quote: Quote, index: FileIndex, start: int, end: int
+) -> bool:
+    """Whether the quote is in lines ``start..end`` as an author abridges: some of its code
+    lines found there as written, and none that differs (`_differences`)."""
+    if start > len(index.lines):
         return False
-    for position, (_, text) in enumerate(window):
-        found = _HEADER.match(text)
-        if found is None or found.group() != header.group():
+    code = [line for line in _outside_docstrings(prepared.lines) if line.kind == CODE]
+    if not any(index.occurrences(line, start, end) for line in code):
+        return False
+    return not _differences(prepared, quote, index, start, end)
+
+
+def _abridged_headers(lines: Sequence[QuoteLine], window: Sequence[tuple[int, str]]) -> set[int]:
+    """The numbers of the quote's lines that are the header of a definition in ``window``
+    written with less (annotations, defaults, a line break): the same name, the same parameter
+    names in the same order, and the same return annotation when it gives one."""
+    abridged: set[int] = set()
+    for position, line in enumerate(lines):
+        if not _HEADER.match(line.bare):
             continue
-        words: set[str] = set()
-        for _, part in window[position : position + 12]:
-            words.update(_TOKEN.findall(part))
-            if part.rstrip().endswith(":"):
+        group = _header_lines([quoted.bare for quoted in lines[position:]])
+        written = _header_parts(" ".join(group))
+        if written is None:
+            continue
+        for at, (_, text) in enumerate(window):
+            if not _HEADER.match(text):
+                continue
+            there = _header_parts(" ".join(_header_lines([t for _, t in window[at:]])))
+            if there is not None and _abridges(written, there):
+                abridged.update(quoted.number for quoted in lines[position : position + len(group)])
                 break
-        return all(word in words for word in _TOKEN.findall(line.bare))
-    return False
+    return abridged
+
+
+_HEADER_PARTS = lazy_pattern(
+    r"(?:async\s+)?(?:def|class)\s+(?P<name>[A-Za-z_]\w*)\s*(?:\((?P<params>.*)\))?"
+    r"\s*(?:->\s*(?P<returns>.+?))?\s*:"
+)
+
+
+def _header_lines(texts: Sequence[str]) -> list[str]:
+    """The first of ``texts`` and those that follow it up to the one that ends the header (a
+    colon, the brackets closed), at most 12."""
+    depth = 0
+    for count, text in enumerate(texts[:12], 1):
+        depth += sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
+        if depth <= 0 and text.rstrip().endswith(":"):
+            return list(texts[:count])
+    return [texts[0]]
+
+
+_Parameter = tuple[str, str | None, str | None]
+"""A parameter's name, annotation and default (white space removed; None when not given)."""
+_Header = tuple[str, tuple[_Parameter, ...], str | None]
+
+
+def _header_parts(text: str) -> _Header | None:
+    """A definition header's name, parameters (or bases) and return annotation."""
+    match = _HEADER_PARTS.match(text)
+    if match is None:
+        return None
+    parameters: list[_Parameter] = []
+    depth, piece = 0, ""
+    for char in (match["params"] or "") + ",":
+        if char == "," and depth == 0:
+            name = re.match(r"\s*(\*{0,2}\s*[A-Za-z_]\w*|\*|/)\s*", piece)
+            if name:
+                rest = piece[name.end() :]
+                annotation, _, default = rest.partition("=")
+                parameters.append(
+                    (
+                        "".join(name.group(1).split()),
+                        "".join(annotation.removeprefix(":").split()) or None
+                        if annotation.startswith(":")
+                        else None,
+                        "".join(default.split()) or None,
+                    )
+                )
+            piece = ""
+            continue
+        depth += (char in "([{") - (char in ")]}")
+        piece += char
+    returns = "".join(match["returns"].split()) if match["returns"] else None
+    return match["name"], tuple(parameters), returns
+
+
+def _abridges(written: _Header, there: _Header) -> bool:
+    """Whether ``written`` says what ``there`` does, with less: the same name and parameters,
+    each annotation, default and the return annotation either left out or the same."""
+    if written[0] != there[0] or len(written[1]) != len(there[1]):
+        return False
+    for (name, annotation, default), (name_there, annotation_there, default_there) in zip(
+        written[1], there[1], strict=True
+    ):
+        if name != name_there or annotation not in (None, annotation_there):
+            return False
+        if default not in (None, default_there):
+            return False
+    return written[2] in (None, there[2])
 
 
 def _outside_docstrings(lines: Sequence[QuoteLine]) -> list[QuoteLine]:

@@ -61,10 +61,27 @@ _ELISION_WORDS = lazy_pattern(
 
 
 def _flattened(lines: Sequence[str]) -> str:
-    """Non-blank ``lines`` with every run of white space made one space, joined by one space:
-    how a copied quote and the lines it copies compare (only the cited lines are flattened, not
-    the file: most quotes are found there)."""
-    return " ".join(filter(None, map(" ".join, map(str.split, lines))))
+    """Non-blank ``lines`` with every run of white space made one space, one to a line: how a
+    copied quote and the lines it copies compare (only the cited lines are flattened, not the
+    file: most quotes are found there)."""
+    return "\n".join(filter(None, map(" ".join, map(str.split, lines))))
+
+
+def _holds_lines(text: str, piece: str) -> bool:
+    """Whether ``piece`` is in ``text`` as whole lines: from a line's start (its indentation
+    aside) to a line's end (trailing white space aside)."""
+    at = text.find(piece)
+    while at != -1:
+        line_start = text.rfind("\n", 0, at) + 1
+        after = at + len(piece)
+        line_end = text.find("\n", after)
+        if (
+            not text[line_start:at].strip()
+            and not text[after : len(text) if line_end == -1 else line_end].strip()
+        ):
+            return True
+        at = text.find(piece, at + 1)
+    return False
 
 
 def _words(text: str) -> list[str]:
@@ -497,24 +514,29 @@ class FileIndex:
             return False
         if end > start:
             # A quote copied as the file has it is in the cited lines as it is; white space
-            # only needs to be made alike when that fails (a quote in the raw text is in the
-            # flattened text too: flattening makes each run of white space one space).
+            # only needs to be made alike when that fails. Either way it holds whole lines: a
+            # quote whose last line stops short (`return loss` of `return loss.item()`) is
+            # another claim, for the matcher to judge.
             cited = lines[start - 1 : end]
-            return copied in "\n".join(cited) or " ".join(quote.split()) in _flattened(cited)
+            if _holds_lines("\n".join(cited), copied):
+                return True
+            return _holds_lines(_flattened(cited), _flattened(quote.split("\n")))
         wanted = " ".join(quote.split())
-        # One cited line: the quote starts there, and runs on over as many lines as it needs.
+        # One cited line: the quote starts there, and runs on over as many whole lines as it
+        # needs.
         if not lines[start - 1].strip():
             return False
-        taken: list[str] = []
-        length = 0
+        length = -1
         for line in itertools.islice(lines, start - 1, None):
             normalised = " ".join(line.split())
-            if normalised:
-                taken.append(normalised)
-                length += len(normalised) + 1
-                if length > len(wanted):
-                    break
-        return " ".join(taken).startswith(wanted)
+            if not normalised:
+                continue
+            if not wanted.startswith(normalised, length + 1):
+                return False
+            length += len(normalised) + 1
+            if length >= len(wanted):
+                return length == len(wanted)
+        return False
 
     def holds_loosely(self, quote: PreparedQuote, start: int, end: int) -> bool:
         """Whether enough of the quote (`ACCEPT_RATIO`) is in the cited lines, looking at those

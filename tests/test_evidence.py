@@ -1855,3 +1855,35 @@ def test_a_signature_is_abridged_only_by_leaving_out_what_it_declares(
         (finding,) = found
         assert finding.check == "quote-differs", finding.message
         assert f"`{differs}" in finding.message, finding.message
+
+
+@pytest.mark.parametrize(
+    ("quoted", "said"),
+    [
+        # A long line a cited line has otherwise: a constant, a `not`.
+        (
+            '        return self.step < self.cfg["max_steps"] and math.isnan(loss)',
+            '`return self.step < self.cfg["max_steps"] and math.isnan(loss)` is not there '
+            '(closest: line 11 `return self.step < self.cfg["max_steps"] and not math.isnan',
+        ),
+        ("        for epoch in range(epochs, 2):", None),  # short: an example, not a claim
+        ("        trainer.fit(loader, epochs=3, grad_clip=0.5)  # how it is called", None),
+        ('        return self.step < self.cfg["max_steps"] and not math.isnan(loss)', None),
+    ],
+)
+def test_a_quote_of_one_long_line_written_otherwise_differs(
+    kb: KB, quoted: str, said: str | None
+) -> None:
+    """One-line quotes were never read: a long specific line with a constant changed or a
+    `not` dropped passed. One like a cited line, not the same, is told to differ; a short
+    one, or one like none of them (a call showing how to use it), stays silent."""
+    repo = kb.new_upstream("lib")
+    pin = repo.commit({"lib/trainer.py": TRAINER}, "trainer")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    kb.page("a.md", f"The check (lib/trainer.py:8-11):\n\n```python\n{quoted}\n```\n")
+    found = findings(kb)
+    if said is None:
+        assert found == [], [f.message for f in found]
+    else:
+        (finding,) = found
+        assert finding.check == "quote-differs" and said in finding.message, finding.message

@@ -38,6 +38,7 @@ from generator.refs.quote import (
     ELSEWHERE,
     IN_RANGE,
     MAX_QUOTE_LINES,
+    ONE_LINE_LEAST,
     UNDECIDED,
     FileIndex,
     Placement,
@@ -47,6 +48,7 @@ from generator.refs.quote import (
     best_partial,
     comment_markers,
     compact,
+    could_be_evidence,
     could_be_strong,
     is_strong,
     judge,
@@ -184,7 +186,9 @@ class Prover:
         if index.holds_text(quote.text, ref.start, ref.end):
             return []  # the common case, seen without reading the quote closely
         if not could_be_strong(quote.text):
-            return []  # weak evidence is never reported: no need to look
+            # Weak evidence is never an error; but one long line the cited lines have written
+            # otherwise (a constant, a `not`) misstates them.
+            return self._one_line(ref, target, quote, index)
         prepared = self._prepare(quote, target.path)
         if prepared is None or not is_strong(prepared):
             return []  # weak evidence is never reported: no need to look
@@ -349,6 +353,40 @@ class Prover:
             suggestion = f"kb pin suggest {ref.page}"
         return [self._finding(ref, target, "quote-not-found", message, suggestion)]
 
+    def _one_line(
+        self, ref: CodeRef, target: _Target, quote: Quote, index: FileIndex
+    ) -> list[Finding]:
+        """`quote-differs` for a quote of one long line of code that the cited lines do not
+        have, when one of them is that line written otherwise (`_ONE_LINE_LIKENESS`): nothing
+        for a short or generic line, or for one like none of them (an example of its use)."""
+        assert ref.start is not None and ref.end is not None
+        if quote.text.count("\n") > _ONE_LINE_MOST or _unchecked_reason(quote, target):
+            return []
+        prepared = self._prepare(quote, target.path)
+        code = [line for line in prepared.lines if line.kind == CODE] if prepared else []
+        if len(code) != 1 or not code[0].distinctive or len(code[0].bare) < ONE_LINE_LEAST:
+            return []
+        low, high = ref.start, min(ref.end, len(index.lines))
+        if high < low or index.occurrences(code[0], low, high):
+            return []
+        texts = [index.normalised[n - 1] for n in range(low, high + 1)]
+        like = difflib.get_close_matches(code[0].bare, texts, 1, _ONE_LINE_LIKENESS)
+        if not like or compact(code[0].bare, index.markers) == compact(like[0], index.markers):
+            return []
+        number = low + texts.index(like[0])
+        return [
+            self._finding(
+                ref,
+                target,
+                "quote-differs",
+                f"the code the page quotes at its line {quote.line + code[0].number} differs "
+                f"from {_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)}: "
+                f"`{_shortened(code[0].bare)}` is not there (closest: line {number} "
+                f"`{_shortened(like[0])}`)",
+                "quote the code as it is there, or cite the code it shows",
+            )
+        ]
+
     def _in_part(
         self,
         ref: CodeRef,
@@ -425,7 +463,9 @@ class Prover:
         key = (quote.text, language)
         if key not in self._prepared:
             lines = quote.lines
-            self._prepared[key] = prepare(lines, language) if could_be_strong(quote.text) else None
+            self._prepared[key] = (
+                prepare(lines, language) if could_be_evidence(quote.text) else None
+            )
         return self._prepared[key]
 
     def _index(self, target: _Target) -> FileIndex:
@@ -925,6 +965,10 @@ def _grep(store: GitStore, commit: str, needle: str, exclude: str) -> list[str]:
     return paths
 
 
+_ONE_LINE_MOST = 3
+"""Lines (blank and comment lines counted) a quote of one line of code may have."""
+_ONE_LINE_LIKENESS = 0.8
+"""How like a cited line a one-line quote must be to be that line misquoted (`difflib`)."""
 _LISTED_DIFFERENCES = 2
 """Lines of a quote that differs from the code named in its finding; the count says the rest."""
 

@@ -127,6 +127,22 @@ def could_be_strong(text: str, start: int = 0, end: int | None = None) -> bool:
     return False
 
 
+ONE_LINE_LEAST = 30
+"""Characters a quote of one line of code needs to say something of the line it quotes."""
+
+
+def could_be_evidence(text: str, start: int = 0, end: int | None = None) -> bool:
+    """`could_be_strong`, or one line of code long enough to be a cited line misquoted
+    (`ONE_LINE_LEAST`): what a quote needs to be read at all."""
+    if could_be_strong(text, start, end):
+        return True
+    stop = len(text) if end is None else end
+    return any(
+        len(line.strip()) >= ONE_LINE_LEAST and not line.strip().startswith(("#", "//"))
+        for line in text[start:stop].split("\n")
+    )
+
+
 def normalise(line: str) -> str:
     """The line with its indentation removed and runs of white space made one space."""
     return " ".join(line.split())

@@ -35,7 +35,7 @@ from generator.patterns import lazy_pattern
 from generator.refs.extract.links import extract_headings
 from generator.refs.extract.markdown import Fence, MarkdownLayout
 from generator.refs.extract.refs import KNOWN_EXTENSIONS, RefRecord
-from generator.refs.quote import could_be_strong
+from generator.refs.quote import could_be_evidence
 
 _MAX_CAPTION_LINES = 2
 _MAX_CAPTION_LENGTH = 160
@@ -130,7 +130,7 @@ def collect_evidence(
     weak: bool = True,
 ) -> dict[int, Evidence]:
     """The evidence of each reference that has any, by its index in ``records``. With
-    ``weak=False``, quotes too short ever to be acted on (`could_be_strong`) are left out: the
+    ``weak=False``, quotes too short ever to be acted on (`could_be_evidence`) are left out: the
     verifier never reports on them, so it need not carry them."""
     ranged = [index for index, record in enumerate(records) if record[5] is not None]
     if not ranged:
@@ -140,7 +140,7 @@ def collect_evidence(
         quotes = {
             i: q
             for i, q in quotes.items()
-            if q.placement != "inside" or q.unterminated or could_be_strong(q.text)
+            if q.placement != "inside" or q.unterminated or could_be_evidence(q.text)
         }
     names = _names(layout, records, ranged) if layout.code_span_starts else {}
     found: dict[int, Evidence] = {}
@@ -174,7 +174,7 @@ def _quotes(
     if not weak:  # a block without two lines of code holds no quote worth carrying
         text = layout.text
         fences = [
-            fence for fence in fences if fence.unterminated or could_be_strong(text, *fence.body)
+            fence for fence in fences if fence.unterminated or could_be_evidence(text, *fence.body)
         ]
 
     inside = sorted((records[i][0], i) for i in ranged if records[i][12])

@@ -92,6 +92,14 @@ def actor_kb(kb: KB) -> KB:
     return kb
 
 
+def _upstream_with(kb: KB, files: dict[str, str]) -> str:
+    """An upstream `lib` (prefix `lib/`) holding ``files`` in one commit, pinned there."""
+    repo = kb.new_upstream("lib")
+    pin = repo.commit(files, "files")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    return pin
+
+
 def findings(kb: KB, check: str | None = None):  # type: ignore[no-untyped-def]
     report = kb.verify(cache=False)
     return [f for f in report.findings if check is None or f.check == check]
@@ -1721,7 +1729,6 @@ def test_a_quote_that_drops_the_docstring_and_reflows_the_calls_is_the_code(kb: 
     """A black-formatted quote of a function whose docstring it leaves out: each change alone
     passed, both together were `quote-not-found`, an error on a right page. The reflowed
     quote is looked for in the code without its docstrings too."""
-    repo = kb.new_upstream("lib")
     source = (
         "def build(config):\n"
         '    """Build the trainer from the config."""\n'
@@ -1730,8 +1737,7 @@ def test_a_quote_that_drops_the_docstring_and_reflows_the_calls_is_the_code(kb: 
         "    scheduler = make_scheduler(optimizer, config.warmup_steps, config.total_steps)\n"
         "    return Trainer(optimizer, scheduler)\n"
     )
-    pin = repo.commit({"lib/build.py": source}, "build")
-    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    _upstream_with(kb, {"lib/build.py": source})
     quote = (
         "```python\n"
         "def build(config):\n"
@@ -1757,7 +1763,6 @@ def test_a_quote_that_drops_the_docstring_and_reflows_the_calls_is_the_code(kb: 
 def test_a_reordered_quote_whose_moved_line_is_in_the_next_method_too_differs(kb: KB) -> None:
     """`sleep` quoted with `clear_memory()` moved after the loop: its best place took the
     `clear_memory()` of `wake_up`, after the range, and nothing was said of the order."""
-    repo = kb.new_upstream("lib")
     source = (
         "class Actor:\n"
         "    def sleep(self, tags):\n"
@@ -1772,8 +1777,7 @@ def test_a_reordered_quote_whose_moved_line_is_in_the_next_method_too_differs(kb
         '            chunk.to("cuda")\n'
         "        clear_memory()\n"
     )
-    pin = repo.commit({"lib/actor.py": source}, "actor")
-    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    _upstream_with(kb, {"lib/actor.py": source})
     quote = (
         "```python\n"
         "def sleep(self, tags):\n"
@@ -1843,9 +1847,7 @@ def test_a_signature_is_abridged_only_by_leaving_out_what_it_declares(
     `quote-not-found`, an error; one over several lines was told to differ. And a signature
     with a parameter left out, another return annotation or default, or a last line cut
     short, passed: their words were all there."""
-    repo = kb.new_upstream("lib")
-    pin = repo.commit({"lib/trainer.py": TRAINER}, "trainer")
-    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    _upstream_with(kb, {"lib/trainer.py": TRAINER})
     quote = "```python\n" + textwrap.indent(body, "    ") + "```"
     kb.page("a.md", f"The method (lib/trainer.py:{cited}):\n\n{quote}\n")
     found = findings(kb)
@@ -1877,9 +1879,7 @@ def test_a_quote_of_one_long_line_written_otherwise_differs(
     """One-line quotes were never read: a long specific line with a constant changed or a
     `not` dropped passed. One like a cited line, not the same, is told to differ; a short
     one, or one like none of them (a call showing how to use it), stays silent."""
-    repo = kb.new_upstream("lib")
-    pin = repo.commit({"lib/trainer.py": TRAINER}, "trainer")
-    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    _upstream_with(kb, {"lib/trainer.py": TRAINER})
     kb.page("a.md", f"The check (lib/trainer.py:8-11):\n\n```python\n{quoted}\n```\n")
     found = findings(kb)
     if said is None:

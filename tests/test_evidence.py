@@ -1887,3 +1887,38 @@ def test_a_quote_of_one_long_line_written_otherwise_differs(
     else:
         (finding,) = found
         assert finding.check == "quote-differs" and said in finding.message, finding.message
+
+
+def test_a_quote_of_another_method_whose_lines_the_cited_one_has_too_differs(kb: KB) -> None:
+    """`Config.get` quoted at `FrozenConfig.get`: its two lines are in the cited method too,
+    with the `raise` between, which the quote then hides; an author may leave lines out, but
+    another place of the file holds the quote as written."""
+    source = (
+        "class Config:\n"
+        "    def get(self, key, default=None):\n"
+        "        return self.values.get(key, default)\n"
+        "\n"
+        "\n"
+        "class FrozenConfig(Config):\n"
+        "    def get(self, key, default=None):\n"
+        "        if key not in self.values:\n"
+        "            raise KeyError(key)\n"
+        "        return self.values.get(key, default)\n"
+    )
+    _upstream_with(kb, {"lib/config.py": source})
+    quote = (
+        "```python\n"
+        "def get(self, key, default=None):\n"
+        "    return self.values.get(key, default)\n"
+        "```"
+    )
+    kb.page("a.md", f"`FrozenConfig.get` (lib/config.py:7-10):\n\n{quote}\n")
+    (finding,) = findings(kb)
+    assert finding.check == "quote-differs", finding.message
+    assert finding.message.endswith(
+        "only with lines between it leaves out; as written it is at 2-3"
+    )
+    # Quoted with an elision, it says it leaves lines out: nothing to say.
+    elided = quote.replace("None):\n", "None):\n    ...\n")
+    kb.page("a.md", f"`FrozenConfig.get` (lib/config.py:7-10):\n\n{elided}\n")
+    assert findings(kb) == []

@@ -353,6 +353,40 @@ class Prover:
             suggestion = f"kb pin suggest {ref.page}"
         return [self._finding(ref, target, "quote-not-found", message, suggestion)]
 
+    def _copied_elsewhere(
+        self,
+        ref: CodeRef,
+        target: _Target,
+        quote: Quote,
+        prepared: PreparedQuote,
+        verdict: QuoteVerdict,
+    ) -> list[Finding]:
+        """A quote whole in the cited lines only with lines between (which an author may drop)
+        while one other place of the file holds it as written: most often a copy of that
+        code (`Config.get`, quoted at `FrozenConfig.get`, whose `raise` it then hides)."""
+        assert ref.start is not None and ref.end is not None
+        index = self._index(target)
+        copies = [
+            place
+            for place in verdict.places[1:]
+            if place.matched >= prepared.required
+            and index.holds_text(quote.text, place.first, place.last)
+        ]
+        if len(copies) != 1:
+            return []
+        cited = f"{_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)}"
+        return [
+            self._finding(
+                ref,
+                target,
+                "quote-differs",
+                f"{_quote_words(quote, prepared)} is in {cited} only with lines between it "
+                f"leaves out; as written it is at {_span(copies[0])}",
+                f"cite {target.path}:{_span(copies[0])} if the page shows that code, or quote "
+                "the cited lines whole",
+            )
+        ]
+
     def _one_line(
         self, ref: CodeRef, target: _Target, quote: Quote, index: FileIndex
     ) -> list[Finding]:
@@ -401,8 +435,10 @@ class Prover:
         if not verdict.places or not verdict.strong:
             return []
         place = verdict.places[0]
-        if place.matched >= prepared.required or _unchecked_reason(quote, target) is not None:
+        if _unchecked_reason(quote, target) is not None:
             return []
+        if place.matched >= prepared.required:
+            return self._copied_elsewhere(ref, target, quote, prepared, verdict)
         found = self._in_history(prepared, target, whole=True)
         cited = f"{_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)}"
         if found is None:

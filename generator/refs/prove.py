@@ -211,7 +211,7 @@ class Prover:
         if problem is not None:
             return [self._finding(ref, target, "quote-unchecked", problem)]
         where = _quote_words(quote, prepared)
-        cited = f"{_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)}"
+        cited = _cited(ref.start, ref.end, target)
         if verdict.outcome == ELSEWHERE:
             if not verdict.strong:
                 return []
@@ -374,7 +374,7 @@ class Prover:
         ]
         if len(copies) != 1:
             return []
-        cited = f"{_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)}"
+        cited = _cited(ref.start, ref.end, target)
         return [
             self._finding(
                 ref,
@@ -414,7 +414,7 @@ class Prover:
                 target,
                 "quote-differs",
                 f"the code the page quotes at its line {quote.line + code[0].number} differs "
-                f"from {_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)}: "
+                f"from {_cited(ref.start, ref.end, target)}: "
                 f"`{_shortened(code[0].bare)}` is not there (closest: line {number} "
                 f"`{_shortened(like[0])}`)",
                 "quote the code as it is there, or cite the code it shows",
@@ -440,7 +440,7 @@ class Prover:
         if place.matched >= prepared.required:
             return self._copied_elsewhere(ref, target, quote, prepared, verdict)
         found = self._in_history(prepared, target, whole=True)
-        cited = f"{_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)}"
+        cited = _cited(ref.start, ref.end, target)
         if found is None:
             # Edited, then: but a quote that shows a call, a constant or an order the code does
             # not have misstates it, which a reader cannot see. Said, line by line.
@@ -455,7 +455,7 @@ class Prover:
                     target,
                     "quote-differs",
                     f"{_quote_words(quote, prepared)} differs from "
-                    f"{_range_words(low, high)} of '{target.path}' at {_at(target)}: "
+                    f"{_cited(low, high, target)}: "
                     f"{differences}",
                     "quote the code as it is there (eliding with `...` what it leaves out), "
                     "or cite the code it shows",
@@ -690,7 +690,7 @@ class Prover:
                 ref,
                 target,
                 "names-not-in-range",
-                f"{_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)} uses "
+                f"{_cited(ref.start, ref.end, target)} uses "
                 f"none of the names the text gives it; they are used at: {listed}",
             )
         ]
@@ -731,7 +731,7 @@ class Prover:
             return []  # what it uses: the sentence says what the subject does with them
         said = (
             f"`{subject}`, which the sentence is about, is not in "
-            f"{_range_words(ref.start, ref.end)} of '{target.path}' at {_at(target)}"
+            f"{_cited(ref.start, ref.end, target)}"
         )
         owner = subject.replace("::", ".").rsplit(".", 1)[0] if subject != name else None
         if owner is not None and not qualified:
@@ -1228,6 +1228,11 @@ def _span(place: Placement) -> str:
 
 def _range_words(start: int, end: int) -> str:
     return f"line {start}" if start == end else f"range {start}-{end}"
+
+
+def _cited(start: int, end: int, target: _Target) -> str:
+    """``range 22-26 of 'x.py' at up@1a2b3c4``: the lines a finding is about."""
+    return f"{_range_words(start, end)} of '{target.path}' at {_at(target)}"
 
 
 def _at(target: _Target) -> str:

@@ -117,7 +117,10 @@ def accept_held(
             read = _held_on(verifier, file)
             if read is None:
                 continue
-            page, held = read
+            page, held, records = read
+            # (Once for the page, its bare names leaning on its paths as `verify`'s do.)
+            context = page_context(page.display, page.meta, verifier.manifest, page.frontmatter)
+            context.lean_on(records)
             edits: list[tuple[int, int, str]] = []
             accepted: dict[int, int] = {}  # entry index -> reference offset
             kept: dict[int, int] = {}
@@ -134,7 +137,7 @@ def accept_held(
                     result.left.append(Left(entry, _AMBIGUOUS.format(entry=entry)))
                     kept[entry_index] = offset
                     continue
-                made = _accepted_edits(verifier, page, entry, record, offset)
+                made = _accepted_edits(verifier, page, context, entry, record, offset)
                 if isinstance(made, Left):
                     result.left.append(made)
                     kept[entry_index] = offset
@@ -188,10 +191,10 @@ def _opened(
 
 def _held_on(
     verifier: Verifier, file: PageFile
-) -> tuple[Page, list[tuple[HeldEntry, int, int, RefRecord]]] | None:
-    """The page and its held references (each with its entry's index, its offset in the
-    page's text and its record), bound to the references on the page as `verify` binds
-    them."""
+) -> tuple[Page, list[tuple[HeldEntry, int, int, RefRecord]], list[RefRecord]] | None:
+    """The page, its held references (each with its entry's index, its offset in the page's
+    text and its record), bound to the references on the page as `verify` binds them, and
+    every reference of the page."""
     page = load_page(file.source, file.display, file.rel, verifier.docs_root)
     entries = page.meta.get("held_refs") if page.text is not None else None
     if not isinstance(entries, list) or not entries or page.text is None:
@@ -220,11 +223,16 @@ def _held_on(
                 record,
             )
         )
-    return page, held
+    return page, held, records
 
 
 def _accepted_edits(
-    verifier: Verifier, page: Page, entry: HeldEntry, record: RefRecord, offset: int
+    verifier: Verifier,
+    page: Page,
+    context: PageContext,
+    entry: HeldEntry,
+    record: RefRecord,
+    offset: int,
 ) -> tuple[str, list[tuple[int, int, str]]] | Left:
     """The reference's text at its candidate and the page's edits that write it (its path
     too, when it is written apart from its lines: a table's path cell), or why it cannot be
@@ -236,7 +244,6 @@ def _accepted_edits(
     upstream = manifest.upstreams.get(entry.upstream)
     if upstream is None:
         return Left(entry, f"its upstream '{entry.upstream}' is not in the manifest")
-    context: PageContext = page_context(page.display, page.meta, manifest, page.frontmatter)
     resolver = verifier.resolver
     ref = CodeRef(page.display, *record)
     old = resolver.resolve(ref, context.at(entry.upstream, entry.commit))

@@ -997,6 +997,49 @@ def test_a_quote_edited_only_as_authors_do_does_not_differ(actor_kb: KB, body: s
         assert found == []
 
 
+def test_a_short_quote_with_a_local_renamed_differs_rather_than_is_nowhere(actor_kb: KB) -> None:
+    """Three lines of `sleep()` with its loop variable renamed are nowhere as written, and too
+    short for the matcher to place them loosely: it was `quote-not-found`, an error that stops
+    the build over what is the cited code edited. Code like no cited line stays an error."""
+    renamed = (
+        "```python\n    for t in tags:\n        self.model.offload(t, non_blocking=True)\n"
+        "    torch.cuda.empty_cache()\n```"
+    )
+    actor_kb.page("a.md", f"`sleep()` (lib/actor.py:15-22):\n\n{renamed}\n")
+    (finding,) = findings(actor_kb)
+    assert finding.check == "quote-differs" and finding.severity is Severity.WARNING
+    assert finding.message.endswith(
+        "its line 4 `for t in tags:` is not there (closest: line 19 `for tag in tags:`); its "
+        "line 5 `self.model.offload(t, non_blocking=True)` is not there (closest: line 20 "
+        "`self.model.offload(tag, non_blocking=True)`)"
+    ), finding.message
+
+    invented = (
+        "```python\ndef sleep(self, tags=None):\n    self.optimizer.zero_grad(set_to_none=True)\n"
+        "    self.scheduler.step()\n    return self.loss_scale\n```"
+    )
+    actor_kb.page("a.md", f"`sleep()` (lib/actor.py:15-22):\n\n{invented}\n")
+    (finding,) = findings(actor_kb)
+    assert finding.check == "quote-not-found" and finding.severity is Severity.ERROR
+
+
+def test_a_quote_with_other_quote_marks_is_the_code(actor_kb: KB) -> None:
+    """Which marks a string has is style (formatters change them): a quote of `Critic.sleep`
+    with `'cpu'` for `"cpu"` was `quote-differs`, one of `sleep()` too."""
+    critic = "```python\ndef sleep(self):\n    self.value_head.to('cpu')\n    return False\n```"
+    actor_kb.page("a.md", f"`Critic.sleep()` (lib/actor.py:31-33):\n\n{critic}\n")
+    assert findings(actor_kb) == []
+    single = SLEEP_QUOTE.replace('["weights"]', "['weights']")
+    actor_kb.page("a.md", f"`sleep()` (lib/actor.py:15-22):\n\n{single}\n")
+    assert findings(actor_kb) == []
+    # A value changed in the same line is still told.
+    changed = SLEEP_QUOTE.replace('["weights"]', "['optimizer']")
+    actor_kb.page("a.md", f"`sleep()` (lib/actor.py:15-22):\n\n{changed}\n")
+    (finding,) = findings(actor_kb)
+    assert finding.check == "quote-differs"
+    assert "`tags = ['optimizer']` is not there" in finding.message
+
+
 def test_a_quote_cited_at_lines_holding_none_of_it_is_an_error(actor_kb: KB) -> None:
     """An LLM draft gets one line of `sleep()` wrong (too much for the quote to be *at* its
     place, 80%) and cites the imports: the cited lines hold none of it, so the reference is

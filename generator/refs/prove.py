@@ -54,6 +54,7 @@ from generator.refs.quote import (
     judge,
     placements,
     prepare,
+    strip_comment,
 )
 from generator.refs.resolve import (
     PageContext,
@@ -351,6 +352,22 @@ class Prover:
         if found is not None:
             message += f"; {found}"
             suggestion = f"kb pin suggest {ref.page}"
+        elif _edited_from(prepared, index, ref.start, ref.end):
+            # Nowhere as written, but the cited lines line by line with a word changed (a
+            # local renamed, a value): the page quotes them edited, not other code.
+            differences = _differences(prepared, quote, index, ref.start, ref.end)
+            if not differences:
+                return []  # (only abridged, or with other quote marks)
+            return [
+                self._finding(
+                    ref,
+                    target,
+                    "quote-differs",
+                    f"{where} differs from {cited}: {differences}",
+                    "quote the code as it is there (eliding with `...` what it leaves out), "
+                    "or cite the code it shows",
+                )
+            ]
         return [self._finding(ref, target, "quote-not-found", message, suggestion)]
 
     def _copied_elsewhere(
@@ -405,7 +422,9 @@ class Prover:
             return []
         texts = [index.normalised[n - 1] for n in range(low, high + 1)]
         like = difflib.get_close_matches(code[0].bare, texts, 1, _ONE_LINE_LIKENESS)
-        if not like or compact(code[0].bare, index.markers) == compact(like[0], index.markers):
+        if not like or compact(_requoted(code[0].bare), index.markers) == compact(
+            _requoted(like[0]), index.markers
+        ):
             return []
         number = low + texts.index(like[0])
         return [
@@ -1026,7 +1045,12 @@ def _differences(
     unfound = [line for line, found in zip(code, places, strict=True) if not found]
     reflowed = _reflowed(outside, index, low, high) if unfound else set()
     headers = _abridged_headers(outside, window) if unfound else set()
-    missing = [line for line in unfound if line.number not in reflowed | headers]
+    requoted = {_requoted(strip_comment(text, index.markers)) for _, text in window}
+    missing = [
+        line
+        for line in unfound
+        if line.number not in reflowed | headers and _requoted(line.bare) not in requoted
+    ]
     if missing:
         said = []
         for line in missing[:_LISTED_DIFFERENCES]:
@@ -1054,6 +1078,43 @@ def _differences(
             )
         latest, before = (after or found)[0], line
     return ""
+
+
+def _requoted(text: str) -> str:
+    """``text`` with its single quote marks written double: which marks a string has is a
+    matter of style (black writes double ones), not of what the code does."""
+    return text.replace("'", '"')
+
+
+_EDITED_LIKENESS = 0.8
+"""How like a cited line each line of a quote must be for the quote to be those lines edited
+(`difflib`), where the quote is nowhere as written."""
+
+
+def _edited_from(prepared: PreparedQuote, index: FileIndex, start: int, end: int) -> bool:
+    """Whether the quote is lines ``start..end`` edited: each of its code lines (docstrings
+    aside, two at least) like one of them (`_EDITED_LIKENESS`), in the order of the file."""
+    high = min(end, len(index.normalised))
+    code = [line for line in _outside_docstrings(prepared.lines) if line.kind == CODE]
+    if len(code) < 2 or high < start:
+        return False
+    window = index.normalised[start - 1 : high]
+    matcher = difflib.SequenceMatcher(autojunk=False)
+    at = 0
+    for line in code:
+        matcher.set_seq2(line.bare)
+        for offset in range(at, len(window)):
+            matcher.set_seq1(window[offset])
+            if (
+                matcher.real_quick_ratio() >= _EDITED_LIKENESS
+                and matcher.quick_ratio() >= _EDITED_LIKENESS
+                and matcher.ratio() >= _EDITED_LIKENESS
+            ):
+                at = offset + 1
+                break
+        else:
+            return False
+    return True
 
 
 _TOKEN = lazy_pattern(r"""[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?|"[^"]*"|'[^']*'""")

@@ -1965,3 +1965,51 @@ def test_a_quote_of_another_method_whose_lines_the_cited_one_has_too_differs(kb:
     elided = quote.replace("None):\n", "None):\n    ...\n")
     kb.page("a.md", f"`FrozenConfig.get` (lib/config.py:7-10):\n\n{elided}\n")
     assert findings(kb) == []
+
+
+def test_a_quote_of_one_long_line_the_file_has_elsewhere_differs(actor_kb: KB) -> None:
+    """A long line quoted beside a reference whose lines lack it, which the file has at one
+    other line, shows other code than the page cites: it passed, as weak evidence. A call of
+    what the cited lines define, or a line of another function the sentence names, is other
+    code on purpose; a line found nowhere is an example."""
+    offload = "```python\nself.model.offload(tag, non_blocking=True)\n```"
+    actor_kb.page("a.md", f"`Critic.sleep()` (lib/actor.py:31-33):\n\n{offload}\n")
+    (finding,) = findings(actor_kb)
+    assert finding.check == "quote-differs" and finding.severity is Severity.WARNING
+    assert finding.message.endswith(
+        "is not in range 31-33 of 'lib/actor.py' at lib@"
+        + actor_kb.pin[:7]  # type: ignore[attr-defined]
+        + ": `self.model.offload(tag, non_blocking=True)` is at line 20"
+    ), finding.message
+    assert finding.suggestion is not None and "lib/actor.py:20" in finding.suggestion
+    example = "```python\nactor.sleep(tags=['weights', 'optimizer'])\n```"
+    actor_kb.page("a.md", f"`sleep()` (lib/actor.py:15-22) is used as:\n\n{example}\n")
+    assert findings(actor_kb) == []
+
+
+@pytest.mark.parametrize(
+    ("page", "elsewhere"),
+    [
+        # A call of the cited function: like its `def` line, and no misquote of it.
+        (
+            "`train_step()` (lib/training.py:4-9) is called in the loop:\n\n"
+            "```python\n        loss = train_step(batch, model, optimizer)\n```\n",
+            "`glu()` (lib/training.py:12-14):",
+        ),
+        # A line of another function the sentence names.
+        (
+            "`train()` (lib/training.py:17-22) ends with `glu`, which splits:\n\n"
+            "```python\n    x_glu, x_linear = torch.chunk(x, 2, dim=-1)\n```\n",
+            "`train()` (lib/training.py:17-22):",
+        ),
+    ],
+)
+def test_a_one_line_quote_of_other_code_on_purpose_is_no_difference(
+    training_kb: KB, page: str, elsewhere: str
+) -> None:
+    """The same line beside a reference to code it neither calls nor names is told."""
+    training_kb.page("a.md", page)
+    assert findings(training_kb) == []
+    training_kb.page("a.md", f"{elsewhere}\n\n{page.split(chr(10) * 2, 1)[1]}")
+    (finding,) = findings(training_kb)
+    assert finding.check == "quote-differs" and "is at line" in finding.message, finding.message

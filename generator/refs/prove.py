@@ -189,7 +189,7 @@ class Prover:
         if not could_be_strong(quote.text):
             # Weak evidence is never an error; but one long line the cited lines have written
             # otherwise (a constant, a `not`) misstates them.
-            return self._one_line(ref, target, quote, index)
+            return self._one_line(ref, target, quote, index, about, names)
         prepared = self._prepare(quote, target.path)
         if prepared is None or not is_strong(prepared):
             return []  # weak evidence is never reported: no need to look
@@ -405,11 +405,19 @@ class Prover:
         ]
 
     def _one_line(
-        self, ref: CodeRef, target: _Target, quote: Quote, index: FileIndex
+        self,
+        ref: CodeRef,
+        target: _Target,
+        quote: Quote,
+        index: FileIndex,
+        about: str | None = None,
+        names: tuple[str, ...] = (),
     ) -> list[Finding]:
         """`quote-differs` for a quote of one long line of code that the cited lines do not
-        have, when one of them is that line written otherwise (`_ONE_LINE_LIKENESS`): nothing
-        for a short or generic line, or for one like none of them (an example of its use)."""
+        have, when one of them is that line written otherwise (`_ONE_LINE_LIKENESS`), or when
+        the file has it at one other place (`_one_line_elsewhere`): nothing for a short or
+        generic line, a call of what the cited lines define, or a line found nowhere (an
+        example of its use)."""
         assert ref.start is not None and ref.end is not None
         if quote.text.count("\n") > _ONE_LINE_MOST or _unchecked_reason(quote, target):
             return []
@@ -420,9 +428,13 @@ class Prover:
         low, high = ref.start, min(ref.end, len(index.lines))
         if high < low or index.occurrences(code[0], low, high):
             return []
+        if _a_usage_example(quote.text, target.blob, ref):
+            return []  # a call of what the cited lines define, like its `def` line
         texts = [index.normalised[n - 1] for n in range(low, high + 1)]
         like = difflib.get_close_matches(code[0].bare, texts, 1, _ONE_LINE_LIKENESS)
-        if not like or compact(_requoted(code[0].bare), index.markers) == compact(
+        if not like:
+            return self._one_line_elsewhere(ref, target, quote, index, code[0], about, names)
+        if compact(_requoted(code[0].bare), index.markers) == compact(
             _requoted(like[0]), index.markers
         ):
             return []
@@ -437,6 +449,39 @@ class Prover:
                 f"`{_shortened(code[0].bare)}` is not there (closest: line {number} "
                 f"`{_shortened(like[0])}`)",
                 "quote the code as it is there, or cite the code it shows",
+            )
+        ]
+
+    def _one_line_elsewhere(
+        self,
+        ref: CodeRef,
+        target: _Target,
+        quote: Quote,
+        index: FileIndex,
+        line: QuoteLine,
+        about: str | None,
+        names: tuple[str, ...],
+    ) -> list[Finding]:
+        """`quote-differs` for a quoted line of code that the cited lines lack and the file
+        has at exactly one other line: the page cites one place and shows another. Nothing
+        when that line is other code the sentence names (`_shows_other_code`)."""
+        assert ref.start is not None and ref.end is not None
+        places = index.occurrences(line, 1, len(index.lines))
+        if len(places) != 1:
+            return []
+        place = Placement(places[0], places[0], 1, 1, 1)
+        if _shows_other_code(about, ref, names, target.blob, target.blob, place):
+            return []
+        return [
+            self._finding(
+                ref,
+                target,
+                "quote-differs",
+                f"the code the page quotes at its line {quote.line + line.number} is not in "
+                f"{_cited(ref.start, ref.end, target)}: `{_shortened(line.bare)}` is at line "
+                f"{places[0]}",
+                f"cite {target.path}:{places[0]} if the page shows that line, or quote the "
+                "cited code",
             )
         ]
 

@@ -2013,3 +2013,86 @@ def test_a_one_line_quote_of_other_code_on_purpose_is_no_difference(
     training_kb.page("a.md", f"{elsewhere}\n\n{page.split(chr(10) * 2, 1)[1]}")
     (finding,) = findings(training_kb)
     assert finding.check == "quote-differs" and "is at line" in finding.message, finding.message
+
+
+COMM = (
+    "import datetime\n"  # 1
+    "\n"  # 2
+    "import torch.distributed as dist\n"  # 3
+    "\n"  # 4
+    "_DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)\n"  # 5
+    "\n"  # 6
+    "\n"  # 7
+    "def get_world_size(group=None) -> int:\n"  # 8
+    "    if not dist.is_available() or not dist.is_initialized():\n"  # 9
+    "        return 1\n"  # 10
+    "    return dist.get_world_size(group)\n"  # 11
+)
+
+
+@pytest.mark.parametrize(
+    ("caption", "block"),
+    [
+        (
+            "出错时日志如下：",
+            "[rank3]:[E ProcessGroupNCCL.cpp:563] Watchdog caught collective operation timeout\n"
+            "[rank3]:[E ProcessGroupNCCL.cpp:577] Some NCCL operations have failed or timed out.",
+        ),
+        (
+            "When it hangs you will see:",
+            "2025-01-03 12:30:01 INFO trainkit.comm: waiting for rank 3\n"
+            "2025-01-03 12:30:31 WARNING trainkit.comm: still waiting for rank 3",
+        ),
+        (
+            "A hang looks like this:",
+            "[rank3]:[E ProcessGroupNCCL.cpp:563] Watchdog caught collective operation timeout\n"
+            '  File "lib/comm.py", line 57, in barrier_with_timeout',
+        ),
+        (
+            "glog says:",
+            "I0103 12:30:01.123456 1234 comm.cc:88] init rank 0\n"
+            "W0103 12:30:31.123456 1234 comm.cc:91] rank 3 is late",
+        ),
+    ],
+)
+def test_a_block_of_log_lines_is_no_quote(kb: KB, caption: str, block: str) -> None:
+    """A log pasted after a right reference, in a block without a language, was taken for a
+    quote of the cited code and was `quote-not-found`: an error that stopped the build."""
+    _upstream_with(kb, {"lib/comm.py": COMM})
+    kb.page(
+        "a.md",
+        f"超时时间由 `_DEFAULT_TIMEOUT` 控制（lib/comm.py:5）。\n\n{caption}\n\n"
+        f"```\n{block}\n```\n",
+    )
+    assert findings(kb) == []
+
+
+def test_code_in_a_block_without_a_language_is_still_a_quote(kb: KB) -> None:
+    _upstream_with(kb, {"lib/comm.py": COMM})
+    code = "def get_world_size(group=None) -> int:\n    return dist.get_world_size(group)\n"
+    kb.page("a.md", f"The rank (lib/comm.py:1-3):\n\n```\n{code}```\n")
+    (finding,) = findings(kb)
+    assert finding.check == "quote-elsewhere", finding.message
+
+
+@pytest.mark.parametrize("separator", [" ", ": ", " | ", "│ "])
+def test_a_quote_pasted_with_line_numbers_is_read_without_them(kb: KB, separator: str) -> None:
+    """A paste with its line numbers was compared with them, matched nothing and was never
+    reported: a quote that inverted the code's test passed. The numbers are taken out."""
+    _upstream_with(kb, {"lib/comm.py": COMM})
+    right = [
+        "def get_world_size(group=None) -> int:",
+        "    if not dist.is_available() or not dist.is_initialized():",
+        "        return 1",
+        "    return dist.get_world_size(group)",
+    ]
+    numbered = "\n".join(f"{8 + n}{separator}{line}" for n, line in enumerate(right))
+    kb.page("a.md", f"`get_world_size` (lib/comm.py:8-11):\n\n```python\n{numbered}\n```\n")
+    assert findings(kb) == []
+    wrong = [right[0], "    if dist.is_initialized():", "        return dist.get_world_size(group)"]
+    wrong.append("    return 1")
+    numbered = "\n".join(f"{8 + n}{separator}{line}" for n, line in enumerate(wrong))
+    kb.page("a.md", f"`get_world_size` (lib/comm.py:8-11):\n\n```python\n{numbered}\n```\n")
+    (finding,) = findings(kb)
+    assert finding.check == "quote-differs", finding.message
+    assert "`if dist.is_initialized():` is not there" in finding.message, finding.message

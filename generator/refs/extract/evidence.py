@@ -328,6 +328,8 @@ class _FenceLines:
                 return False  # a session (`$ python train.py`, `>>> f()`), not code of the file
         if language:
             return True
+        if end > start and _is_log(self.content):
+            return False  # log lines (`[rank3]:[E ...]`, `2025-01-03 12:30:01 INFO ...`)
         return _DIAGRAM.search(text, fence.start, fence.end) is None
 
     def quote(self, placement: str) -> Quote:
@@ -403,13 +405,46 @@ def _quote(
 
 
 def quoted_text(page: str, span: tuple[int, int], depth: int = 0) -> str:
-    """The text of a quote at ``span`` of the page's text, inside ``depth`` block quotes."""
+    """The text of a quote at ``span`` of the page's text, inside ``depth`` block quotes,
+    without the line numbers a paste from an editor or a viewer put before its lines."""
     text = page[span[0] : span[1]]
     if "\r" in text:
         text = text.replace("\r\n", "\n").removesuffix("\r")
     if depth:
         text = "\n".join(unquoted(line, depth) for line in text.split("\n"))
+    if text[:12].lstrip()[:1].isdigit():
+        text = _without_line_numbers(text)
     return text
+
+
+_LINE_NUMBER = lazy_pattern(r"[ \t]*(\d{1,7})(?:[ \t]*[:|│┃][ \t]?|[ \t]|$)")
+"""A line number a paste put before a line of code (``41 def f():``, ``41 | x``, ``41:  x``),
+with what separates it from the code."""
+
+
+def _without_line_numbers(text: str) -> str:
+    """``text`` without the numbers before its lines, when every line but blank ones starts
+    with one and they count up one by one (``41 def f():``, ``42     return 1``): a paste with
+    line numbers, whose code is what the page quotes. Any other text as it is."""
+    lines = text.split("\n")
+    stripped = []
+    last, blanks = None, 0
+    for line in lines:
+        if not line.strip():
+            stripped.append(line)  # (a blank line of the code, its number left out or not)
+            blanks += 1
+            continue
+        match = _LINE_NUMBER.match(line)
+        if match is None:
+            return text
+        number = int(match.group(1))
+        if last is not None and number not in (last + 1, last + 1 + blanks):
+            return text
+        last, blanks = number, 0
+        stripped.append(line[match.end() :])
+    if sum(1 for line in lines if line.strip()) < 2:
+        return text
+    return "\n".join(stripped)
 
 
 _QUOTE_MARKER = lazy_pattern(r"[ \t]{0,3}>[ \t]?")
@@ -444,13 +479,14 @@ _OUTPUT = lazy_pattern(
     |(?:running|run|calling|executing)[ \t]+(?:it|this|that|the[ \t]+\w+)[ \t]+
     (?:prints|outputs|gives|shows|logs)
     |(?:it|this|which|that)[ \t]+(?:prints|outputs|logs)
-    |(?:运行|执行|程序|训练|示例|样例|终端|控制台)?的?(?:结果|输出|日志|报错|错误信息|堆栈)(?:如下|是|为)?
+    |(?:[\u4e00-\u9fff]{1,6}?(?:时|后|中|里)的?)?
+    (?:运行|执行|程序|训练|示例|样例|终端|控制台)?的?(?:结果|输出|日志|报错|错误信息|堆栈)(?:如下|是|为)?
     |(?:输出|打印)(?:如下|为)""",
     re.IGNORECASE | re.VERBOSE,
 )
 """A caption that introduces what a program printed, not its code, as a whole (emphasis and
-a colon aside): ``Output:``, ``Running it prints:``, ``运行结果如下：``; not ``The function
-that builds the output:`` nor ``计算最终结果：``, which introduce code."""
+a colon aside): ``Output:``, ``Running it prints:``, ``运行结果如下：``, ``出错时日志如下：``;
+not ``The function that builds the output:`` nor ``计算最终结果：``, which introduce code."""
 _OUTPUT_AFTER_REFERENCE = lazy_pattern(
     r"(?:\b(?:prints|outputs|logs)|的?(?:输出|运行结果|日志)(?:如下)?)[ \t*_]*[:：][ \t*_]*$",
     re.IGNORECASE,
@@ -460,6 +496,32 @@ _OUTPUT_AFTER_REFERENCE = lazy_pattern(
 _OUTPUT_START = lazy_pattern(r"[ \t]*(?:\$ |>>> |Traceback \(most recent call last\)|In \[\d*\]:)")
 """How a block of a session's output starts, in any language: a shell or Python prompt, a
 traceback."""
+_LOG_LINE = lazy_pattern(
+    r"""[ \t]*(?:
+    \[?\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}                # 2025-01-03 12:30:01, [2025-01-03T12:30
+    |\[?\d{1,2}:\d{2}:\d{2}\b                          # 12:30:01
+    |[IWEF]\d{4}[ \t]+\d{1,2}:\d{2}:\d{2}              # glog: I0103 12:30:01.123456
+    |\[(?:rank|RANK|worker|node|gpu|GPU|device|proc)?[ \t]?\d+\]  # [rank3]:, [0]:
+    |\[?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|TRACE)(?:\]|:|[ \t]+(?![ \t]*=))
+    |File[ \t]+"[^"]*",[ \t]+line[ \t]+\d+               # a traceback's frame
+    |Traceback[ \t]+\(most[ \t]+recent
+    |[A-Z]\w*(?:Error|Exception|Warning):[ \t]           # RuntimeError: ...
+    )""",
+    re.VERBOSE,
+)
+"""How a line a program logged starts: a time stamp, a process's rank, a level, a traceback's
+frame or its error; no line of code starts so."""
+
+
+def _is_log(lines: Sequence[str]) -> bool:
+    """Whether a block's lines are what a program logged: its first line that is not blank and
+    at least half of the others are log lines (`_LOG_LINE`)."""
+    written = [line for line in lines if line.strip()]
+    if not written or _LOG_LINE.match(written[0]) is None:
+        return False
+    return 2 * sum(1 for line in written if _LOG_LINE.match(line)) >= len(written)
+
+
 _PROPOSAL = lazy_pattern(
     r"\b(?:fix(?:ed)?|suggest(?:ed|ion)?|proposed?|instead|should|could|patch|diff|after|"
     r"rewrite|replace(?:ment)?|better|alternative)\b|建议|修复|改为|改成|应该|可以改|替换|修改后|优化后",

@@ -436,6 +436,11 @@ def test_lines_phrases_in_english_and_chinese(written, path, start, end, symbol)
         # A short Chinese gap names the symbol when its words say where it is, not otherwise.
         ("`Attention.forward` 的实现（attention.py:68-76）", "Attention.forward"),
         ("`forward()` 定义在 attention.py:68-76", "forward"),
+        ("`unpack()` 的实现在第 26-29 行（pack_utils.py）。", "unpack"),
+        ("`unpack()` 在第 26-29 行（pack_utils.py）。", "unpack"),
+        ("`unpack()`（第 26-29 行，pack_utils.py）。", "unpack"),
+        ("`unpack()` 的实现在 pack_utils.py 第 26-29 行。", "unpack"),
+        ("`unpack()` 定义于 pack_utils.py 第 26-29 行。", "unpack"),
         ("`clear_memory()` 不变（attention.py:68-76）", None),
         ("新分支调用 `offload()`，`clear_memory()` 保持原样不变（attention.py:68-76）", None),
         # Not named as what the lines hold: a caller, a place where it is called, the path.
@@ -607,6 +612,8 @@ def test_an_attribute_of_an_instance_is_not_the_symbol_a_reference_cites(line, s
         ("第 23 至 29 行（config.py）是 `load_config()`。", "config.py", 23, 29),
         ("新增字段在第 10-11 行（pkg/config.py）。", "pkg/config.py", 10, 11),
         ("The loop, lines 9-14 (`pkg/x.py`), runs once.", "pkg/x.py", 9, 14),
+        ("解包逻辑（第 26-29 行，pkg/pack_utils.py）。", "pkg/pack_utils.py", 26, 29),
+        ("The loop (lines 9-14, `pkg/x.py`) runs once.", "pkg/x.py", 9, 14),
         # The name in brackets repeats the path before the lines, which says more.
         ("`slime/ray/rollout.py` 第 100-120 行（`rollout.py`）", "slime/ray/rollout.py", 100, 120),
     ],

@@ -1032,9 +1032,14 @@ _PATH_AFTER_ZH = lazy_pattern(
     + _WRAPPED_PATH.format(stop="")
     + r"[ \t]*(?:里|中|内)"
 )
-# "第 23 至 29 行（config.py）", "lines 9-14 (`x.py`)": the path in brackets right after.
+# "第 23 至 29 行（config.py）", "lines 9-14 (`x.py`)": the path in brackets right after;
+# "（第 23 至 29 行，config.py）", "(lines 9-14, `x.py`)": after a comma, closing the brackets.
 _PATH_IN_BRACKETS = lazy_pattern(
-    r"[ \t]*行?[ \t]*[(（][ \t]*" + _WRAPPED_PATH.format(stop="") + r"[ \t]*[)）]"
+    r"[ \t]*行?[ \t]*(?:[(（][ \t]*"
+    + _WRAPPED_PATH.format(stop="")
+    + r"|[,，][ \t]*"
+    + _WRAPPED_PATH.format(stop="").replace("(?P<", "(?P<c_").replace("(?P=tick)", "(?P=c_tick)")
+    + r")[ \t]*[)）]"
 )
 _PHRASE_GAP = 48
 """Characters that may separate a path from the lines phrase about it (``x.py` 中 `f()` 的第``)."""
@@ -1440,24 +1445,29 @@ def _continues(body: str, finish: int, begin: int) -> bool:
     )
 
 
+_SAID_WHERE_ZH = r"(?:的?[ \t]*(?:实现|定义|声明|代码|源码)?[ \t]*(?:在|位于|见|于))"
+"""What joins a name to where it is, in Chinese (`` `f` 的实现在``, `` `f` 定义于``,
+`` `f` 在``)."""
 _NAME_RIGHT_BEFORE = lazy_pattern(
-    r"`([^`\n]+)`[ \t]*[(（]?[ \t]*(?:[Ll]ines?|ll\.|(?:在|位于|见|于)?[ \t]*第)?[ \t]*$"
+    r"`([^`\n]+)`[ \t]*[(（]?[ \t]*(?:[Ll]ines?|ll\.|" + _SAID_WHERE_ZH + r"?[ \t]*第)?[ \t]*$"
 )
 """A code span right before a lines phrase (``g()` (lines``), whose name the lines cite."""
 
 
 _NAME_BEFORE_PATH = lazy_pattern(
-    r"`([^`\n]+)`[ \t]*(?:[(（][ \t]*|(?:在|位于|见|于)[ \t]*|"
-    r"(?:(?:is|are|lives|defined|implemented|declared|located|found|in|at|see)[ \t]+)+)?$"
+    r"`([^`\n]+)`[ \t]*(?:[(（][ \t]*|"
+    + _SAID_WHERE_ZH
+    + r"[ \t]*|(?:(?:is|are|lives|defined|implemented|declared|located|found|in|at|see)[ \t]+)+)?$"
 )
 """A code span right before the path of a lines phrase (`` `X`（x.py 第 5-9 行）``, `` `X` 在
-x.py 第 5-9 行``, `` `X` is defined in x.py, lines 5-9``), whose name the lines cite."""
+x.py 第 5-9 行``, `` `X` 的实现在 x.py 第 5-9 行``, `` `X` is defined in x.py, lines 5-9``), whose
+name the lines cite."""
 _NAME_BEFORE_LINES = lazy_pattern(
-    r"`([^`\n]+)`[ \t]*(?:[(（][ \t]*|(?:(?:is|are|lives|sits|spans|covers|at|in|on)[ \t]+)+)?"
-    r"(?:[Ll]ines?|ll\.)[ \t]*$"
+    r"`([^`\n]+)`[ \t]*(?:(?:[(（][ \t]*|(?:(?:is|are|lives|sits|spans|covers|at|in|on)[ \t]+)+)?"
+    r"(?:[Ll]ines?|ll\.)|[(（]?[ \t]*" + _SAID_WHERE_ZH + r"?[ \t]*第)[ \t]*$"
 )
 """A code span right before a lines phrase whose path comes after (`` `X` is at lines 5-9 of
-x.py``)."""
+x.py``, `` `X` 的实现在第 5-9 行（x.py）``)."""
 _NAME_AFTER_PHRASE = lazy_pattern(r"[ \t]+(?:holds?|contains?|defines?)[ \t]+`([^`\n]+)`")
 """A code span the lines are said to hold after the phrase (``lines 5-9 of x.py hold `X```)."""
 
@@ -1621,10 +1631,11 @@ def _path_after(body: str, finish: int) -> tuple[str, int, bool] | None:
         match = _PATH_IN_BRACKETS.match(body, finish)
         if match is None:
             return None
-    path = match["path"].rstrip(".:")
+    named = "path" if match["path"] is not None else "c_path"  # (in brackets, after a comma)
+    path = match[named].rstrip(".:")
     if not _is_file_token(path) or _path_form(path) is None:
         return None
-    return path, match.start("path"), bracketed
+    return path, match.start(named), bracketed
 
 
 def _is_file_token(text: str) -> bool:

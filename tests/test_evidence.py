@@ -2096,3 +2096,51 @@ def test_a_quote_pasted_with_line_numbers_is_read_without_them(kb: KB, separator
     (finding,) = findings(kb)
     assert finding.check == "quote-differs", finding.message
     assert "`if dist.is_initialized():` is not there" in finding.message, finding.message
+
+
+PPO = (
+    "class PPOLoss:\n"  # 1
+    "    def clipped_objective(self, value, *, scale=1.0):\n"  # 2
+    "        if not self.config.enabled:\n"  # 3
+    "            return value\n"  # 4
+    "        value = max(min(value, 10.0), -10.0)\n"  # 5
+    "        result = value * scale * self.config.ppo_scale + 19\n"  # 6
+    "        self._state['last_ppo'] = result\n"  # 7
+    "        return result\n"  # 8
+)
+
+
+@pytest.mark.parametrize(
+    ("expression", "differs"),
+    [
+        (
+            "    result = (\n        value\n        * scale\n        * self.config.ppo_scale\n"
+            "        + 19\n    )\n",
+            False,
+        ),
+        ("    result = (\n        value * scale * self.config.ppo_scale + 19\n    )\n", False),
+        ("    result = (\n        value * scale * self.config.ppo_scale + 91\n    )\n", True),
+    ],
+)
+def test_an_expression_a_formatter_put_in_brackets_is_the_code(
+    kb: KB, expression: str, differs: bool
+) -> None:
+    """Black spreads a long expression over lines inside brackets of its own: a quote so
+    formatted got `quote-differs` naming `result = (` and each operand."""
+    _upstream_with(kb, {"lib/ppo.py": PPO})
+    body = (
+        "def clipped_objective(self, value, *, scale=1.0):\n"
+        "    if not self.config.enabled:\n"
+        "        return value\n"
+        "    value = max(min(value, 10.0), -10.0)\n"
+        f"{expression}"
+        "    self._state['last_ppo'] = result\n"
+        "    return result\n"
+    )
+    kb.page("a.md", f"`PPOLoss.clipped_objective` (lib/ppo.py:2-8):\n\n```python\n{body}```\n")
+    found = findings(kb)
+    if differs:
+        (finding,) = found
+        assert finding.check == "quote-differs", finding.message
+    else:
+        assert found == [], [f.message for f in found]

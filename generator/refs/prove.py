@@ -1186,13 +1186,40 @@ def _reflowed(lines: Sequence[QuoteLine], index: FileIndex, low: int, high: int)
             piece = compact(" ".join(line.bare for line in group), index.markers)
             if not piece:
                 continue
-            at = text.find(piece, begin, stop)
-            while at != -1 and not (at in boundaries and at + len(piece) in boundaries):
-                at = text.find(piece, at + 1, stop)
-            if at != -1:
+            if any(
+                _whole_lines_at(text, form, begin, stop, boundaries)
+                for form in dict.fromkeys((piece, _unwrapped(piece)))
+            ):
                 reflowed.update(line.number for line in group)
                 break
     return reflowed
+
+
+def _whole_lines_at(text: str, piece: str, begin: int, stop: int, boundaries: set[int]) -> bool:
+    """Whether ``piece`` is in ``text[begin:stop]`` from a line's start to a line's end."""
+    at = text.find(piece, begin, stop)
+    while at != -1 and not (at in boundaries and at + len(piece) in boundaries):
+        at = text.find(piece, at + 1, stop)
+    return at != -1
+
+
+_WRAPPED = lazy_pattern(r"(.*?(?:[^=!<>]=|\breturn|\byield))\((.*)\)")
+"""An expression a formatter put in brackets to spread it over lines (``result = (``, ``return
+(``), in the compact form."""
+
+
+def _unwrapped(piece: str) -> str:
+    """``piece`` (compact) without the brackets around an assigned or returned expression, when
+    they are its own (black writes ``x = (\n    a\n    * b\n)`` for ``x = a * b``)."""
+    match = _WRAPPED.fullmatch(piece)
+    if match is None:
+        return piece
+    depth = 0
+    for char in match[2]:
+        depth += (char in "([{") - (char in ")]}")
+        if depth < 0:
+            return piece  # (`x = (a) * (b)`: the last bracket closes another)
+    return match[1] + match[2] if depth == 0 else piece
 
 
 def _abridged_in(

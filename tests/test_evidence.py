@@ -2144,3 +2144,23 @@ def test_an_expression_a_formatter_put_in_brackets_is_the_code(
         assert finding.check == "quote-differs", finding.message
     else:
         assert found == [], [f.message for f in found]
+
+
+def test_a_quote_half_as_written_with_a_line_changed_differs_rather_than_is_nowhere(
+    kb: KB,
+) -> None:
+    """`Timer.elapsed` quoted with its `def` line as written and its `return` made up was
+    "nowhere in the file": half of it is the cited lines, and the other half is like theirs."""
+    timer = (
+        "class Timer:\n    def __init__(self):\n        self._totals = {}\n\n"
+        "    def elapsed(self, name: str) -> float:\n        return self._totals[name]\n"
+    )
+    _upstream_with(kb, {"lib/timer.py": timer})
+    quote = "def elapsed(self, name: str) -> float:\n    return self._totals.get(name, 0.0)\n"
+    kb.page("a.md", f"`Timer.elapsed` (lib/timer.py:5-6):\n\n```python\n{quote}```\n")
+    (finding,) = findings(kb)
+    assert finding.check == "quote-differs", finding.message
+    assert finding.message.endswith(
+        "its line 5 `return self._totals.get(name, 0.0)` is not there "
+        "(closest: line 6 `return self._totals[name]`)"
+    ), finding.message

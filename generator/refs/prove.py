@@ -1133,33 +1133,41 @@ def _requoted(text: str) -> str:
 
 _EDITED_LIKENESS = 0.8
 """How like a cited line each line of a quote must be for the quote to be those lines edited
-(`difflib`), where the quote is nowhere as written."""
+(`difflib`), where the quote is nowhere as written; `_EDITED_LEAST` when half its lines are
+cited lines as written."""
+_EDITED_LEAST = 0.6
 
 
 def _edited_from(prepared: PreparedQuote, index: FileIndex, start: int, end: int) -> bool:
     """Whether the quote is lines ``start..end`` edited: each of its code lines (docstrings
-    aside, two at least) like one of them (`_EDITED_LIKENESS`), in the order of the file."""
+    aside, two at least) one of them or like one (`_EDITED_LIKENESS`, or `_EDITED_LEAST` when
+    half are there as written), in the order of the file."""
     high = min(end, len(index.normalised))
     code = [line for line in _outside_docstrings(prepared.lines) if line.kind == CODE]
     if len(code) < 2 or high < start:
         return False
     window = index.normalised[start - 1 : high]
     matcher = difflib.SequenceMatcher(autojunk=False)
-    at = 0
+    at = exact = 0
+    loose = False
     for line in code:
+        found = index.occurrences(line, start + at, high)
+        if found:
+            at, exact = found[0] - start + 1, exact + 1
+            continue
         matcher.set_seq2(line.bare)
         for offset in range(at, len(window)):
             matcher.set_seq1(window[offset])
             if (
-                matcher.real_quick_ratio() >= _EDITED_LIKENESS
-                and matcher.quick_ratio() >= _EDITED_LIKENESS
-                and matcher.ratio() >= _EDITED_LIKENESS
+                matcher.real_quick_ratio() >= _EDITED_LEAST
+                and matcher.quick_ratio() >= _EDITED_LEAST
+                and (ratio := matcher.ratio()) >= _EDITED_LEAST
             ):
-                at = offset + 1
+                at, loose = offset + 1, loose or ratio < _EDITED_LIKENESS
                 break
         else:
             return False
-    return True
+    return not loose or 2 * exact >= len(code)
 
 
 _TOKEN = lazy_pattern(r"""[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?|"[^"]*"|'[^']*'""")

@@ -724,7 +724,7 @@ def test_pin_suggest_ranks_the_commit_written_against_and_writes_it(actor_kb: KB
     assert f"{old[:7]}" in text and "First actor" in text and "<- the pin" in text
     # The page is all that relies on the manifest's pin: --write moves that pin.
     written = actor_kb.cli("pin", "suggest", "docs", "--write")
-    assert "wrote the pin into upstreams.yaml" in written.stdout
+    assert f"wrote the pin {old[:7]} into upstreams.yaml" in written.stdout
     assert f'pin: "{old}"' in (actor_kb.root / "upstreams.yaml").read_text()
     assert actor_kb.cli("verify", "docs").returncode == 0
     again = actor_kb.cli("pin", "suggest", "docs", "--write")
@@ -735,7 +735,7 @@ def test_pin_suggest_ranks_the_commit_written_against_and_writes_it(actor_kb: KB
     actor_kb.write_manifest()
     actor_kb.page("new.md", f"# New\n\n`sleep()` (lib/actor.py:15-22):\n\n{SLEEP_QUOTE}\n")
     written = actor_kb.cli("pin", "suggest", "docs/old.md", "--write")
-    assert "wrote the pin into docs/old.md" in written.stdout
+    assert f"wrote the pin {old[:7]} into docs/old.md" in written.stdout
     assert f"pin: {old}" in (actor_kb.docs / "old.md").read_text()
     assert actor_kb.cli("verify", "docs").returncode == 0
 
@@ -768,8 +768,9 @@ def test_pin_suggest_weighs_no_held_reference_and_writes_no_pin_into_a_page_citi
     assert (data["refs"], data["held"]) == (1, 1)
     assert data["candidates"][0]["holds_pin"] and data["candidates"][0]["against"] == 0
     written = actor_kb.cli("pin", "suggest", "docs/sub", "--write")
-    assert written.stdout.count("wrote the pin into") == 1, written.stdout
-    assert "wrote the pin into docs/sub/a.md" in written.stdout
+    assert written.stdout.count("wrote the pin ") == 1, written.stdout
+    assert f"wrote the pin {data['candidates'][0]['last'][:7]}" in written.stdout
+    assert written.stdout.rstrip().endswith("into docs/sub/a.md"), written.stdout
     assert "pin:" not in (actor_kb.docs / "sub" / "index.md").read_text()
 
 
@@ -2164,3 +2165,22 @@ def test_a_quote_half_as_written_with_a_line_changed_differs_rather_than_is_nowh
         "its line 5 `return self._totals.get(name, 0.0)` is not there "
         "(closest: line 6 `return self._totals[name]`)"
     ), finding.message
+
+
+def test_pin_suggest_says_which_commit_of_a_row_it_wrote(kb: KB) -> None:
+    """Commits that the evidence does not tell apart share a row, labelled with the oldest;
+    `--write` writes the newest, and said only that it wrote "the pin"."""
+    repo = kb.new_upstream("lib")
+    first = repo.commit({"lib/actor.py": OLD}, "First actor")
+    rewrite = repo.commit({"lib/actor.py": ACTOR}, "Rewrite the actor")
+    repo.commit({"lib/util.py": "def helper():\n    return 1\n"}, "Add a helper")
+    newest = repo.commit({"lib/other.py": "X = 1\n"}, "Add other")
+    kb.add_upstream("lib", repo, first, prefixes=["lib/"])
+    kb.page("a.md", f"# A\n\n`sleep()` (lib/actor.py:15-22):\n\n{SLEEP_QUOTE}\n")
+    written = kb.cli("pin", "suggest", "docs", "--write")
+    assert written.returncode == 0, written.stderr
+    assert f"{rewrite[:7]}" in written.stdout and f"(+2 to {newest[:7]})" in written.stdout
+    assert (
+        f"wrote the pin {newest[:7]} (the newest of the first row's 3 commits, which the "
+        "evidence does not tell apart) into upstreams.yaml"
+    ) in written.stdout, written.stdout

@@ -97,8 +97,16 @@ def run_pin(args: argparse.Namespace) -> int:
             f"the pin {suggestion.pin[:7]} scores {current.up} up, {current.against} against, "
             f"{current.unknown} unknown"
         )
-    for written in suggestion.written:
-        print(f"wrote the pin into {written}")
+    if suggestion.written:
+        best = suggestion.candidates[0]
+        which = (
+            f" (the newest of the first row's {best.commits} commits, which the evidence does not "
+            "tell apart)"
+            if best.commits > 1
+            else ""
+        )
+        for written in suggestion.written:
+            print(f"wrote the pin {best.last.sha[:7]}{which} into {written}")
     if args.write and not suggestion.written and suggestion.not_written is None:
         best = suggestion.candidates[0].last.sha
         print(f"nothing to write: the pages are already pinned to {best[:7]}, the best candidate")

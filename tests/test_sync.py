@@ -389,6 +389,17 @@ def test_include_pinned_pages_moves_their_own_pin(synced_kb):
     assert f"pin: {target}" in pinned and pinned.endswith("pkg/core.py:13\n")
 
 
+def test_a_page_with_its_own_pin_is_said_to_move_from_it(synced_kb):
+    """Once the manifest is at the target, a sync of the pages pinned on their own said
+    "up: T -> T: re-anchored ...", as if nothing moved."""
+    root, old, target = synced_kb
+    assert cli(root, "sync", "up", "--no-fetch", "--to", target).returncode == 0
+    git(root, "commit", "-qam", "sync")
+    result = cli(root, "sync", "up", "--no-fetch", "--to", target, "--include-pinned-pages")
+    assert result.returncode == 0, result.stderr
+    assert f"up: {old[:7]} -> {target[:7]}: re-anchored 1 reference on 1 page" in result.stdout
+
+
 def test_git_failure_leaves_everything_as_it_was(synced_kb):
     root, _, _ = synced_kb
     before = snapshot(root)

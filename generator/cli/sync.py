@@ -285,8 +285,14 @@ def _print_sync_summary(plan, dry_run: bool, unresolved, listed) -> None:  # typ
         if counts[key]
     )
     verb = "would re-anchor" if dry_run else "re-anchored"
+    # Pages with pins of their own (--include-pinned-pages) move from those, not the manifest's.
+    olds = list(dict.fromkeys(page.old for page in plan.pages)) or [plan.old]
+    if len(olds) > 3:
+        source = f"{len(olds)} commits"
+    else:
+        source = ", ".join(old[:7] for old in olds)
     print(
-        f"{plan.upstream.name}: {plan.old[:7]} -> {plan.target[:7]}: {verb} "
+        f"{plan.upstream.name}: {source} -> {plan.target[:7]}: {verb} "
         f"{plural(len(plan.drifts), 'reference')} on {plural(len(plan.pages), 'page')}"
         + (f" ({parts})" if parts else "")
     )

@@ -2184,3 +2184,28 @@ def test_pin_suggest_says_which_commit_of_a_row_it_wrote(kb: KB) -> None:
         f"wrote the pin {newest[:7]} (the newest of the first row's 3 commits, which the "
         "evidence does not tell apart) into upstreams.yaml"
     ) in written.stdout, written.stdout
+
+
+def test_a_quote_of_an_older_version_names_the_commit_that_changed_the_file(kb: KB) -> None:
+    """The nearest commit that holds an older version of a file is the last before the one
+    that changed it: its subject ('Add the docs') said nothing of the file, and the message
+    read as if that commit had to do with the quote."""
+    repo = kb.new_upstream("lib")
+    repo.commit({"lib/actor.py": OLD}, "First actor")
+    last = repo.commit({"lib/README": "docs\n"}, "Add the docs")
+    pin = repo.commit({"lib/actor.py": ACTOR}, "Rewrite the actor")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    quote = (
+        "```python\ndef sleep(self, tags=None):\n    state = self.model.state_dict()\n"
+        "    self.saved = {name: tensor.cpu() for name, tensor in state.items()}\n"
+        '    self.model.to("cpu")\n    torch.cuda.empty_cache()\n```'
+    )
+    kb.page("a.md", f"`sleep()` (lib/actor.py:15-22):\n\n{quote}\n")
+    (finding,) = findings(kb)
+    assert finding.check == "quote-not-found"
+    assert finding.message.endswith(
+        f"it is at 7-11 in lib@{last[:7]} (1 commit before the pin), before lib@{pin[:7]} "
+        f"changed the file ('Rewrite the actor'): the page may have been written against "
+        f"lib@{last[:7]}"
+    ), finding.message
+    assert "Add the docs" not in finding.message

@@ -711,10 +711,21 @@ class Prover:
         # (A held reference is checked at the commit it was held at, not at the pin.)
         checked = "the pin" if target.commit == target.upstream.pin else target.commit[:7]
         when = f"{count} commit{'s' if count != 1 else ''} {direction} {checked}"
-        words = (
-            f"it is at {_span(place)} in {target.upstream.name}@{found.commit.sha[:7]} ({when}, "
-            f"'{found.commit.subject[:60]}'): the page may have been written against that commit"
-        )
+        at = f"{target.upstream.name}@{found.commit.sha[:7]}"
+        if found.changed_by is not None:
+            # (The subject of the last commit that had it says nothing of the file: the one
+            # that changed the file next says what changed.)
+            words = (
+                f"it is at {_span(place)} in {at} ({when}), before "
+                f"{target.upstream.name}@{found.changed_by.sha[:7]} changed the file "
+                f"('{found.changed_by.subject[:60]}'): the page may have been written against "
+                f"{at}"
+            )
+        else:
+            words = (
+                f"it is at {_span(place)} in {at} ({when}, '{found.commit.subject[:60]}'): the "
+                "page may have been written against that commit"
+            )
         self._elsewhere_in_time[key] = words
         return words
 

@@ -43,6 +43,8 @@ class Found:
     blob: str
     distance: int
     """First-parent commits from the pin: negative before it (older), positive after."""
+    changed_by: Commit | None = None
+    """For a version before the pin, the commit that changed the file after it."""
 
 
 class History:
@@ -132,7 +134,7 @@ class History:
         if pin_position is None:
             return None
         versions = self.versions(path)
-        candidates: list[tuple[int, str, str]] = []  # (distance, commit, blob)
+        candidates: list[tuple[int, str, str, str | None]] = []  # (distance, commit, blob, next)
         for index, version in enumerate(versions):
             if version.blob is None:
                 continue
@@ -144,19 +146,23 @@ class History:
             if replaced < pin_position <= introduced:
                 continue  # the pin's own version
             if introduced < pin_position:  # made after the pin
-                candidates.append((pin_position - introduced, version.commit.sha, version.blob))
+                candidates.append(
+                    (pin_position - introduced, version.commit.sha, version.blob, None)
+                )
             elif replaced + 1 < len(self.shas):  # replaced before the pin: its last commit
                 last = self.shas[replaced + 1]
-                candidates.append((replaced + 1 - pin_position, last, version.blob))
+                changed = versions[index - 1].commit.sha if index > 0 else None
+                candidates.append((replaced + 1 - pin_position, last, version.blob, changed))
         candidates.sort(key=lambda item: item[0])
         seen: dict[str, bool] = {}
-        for distance, sha, blob in candidates[:tried]:
+        for distance, sha, blob, changed in candidates[:tried]:
             passed = seen.get(blob)
             if passed is None:
                 passed = seen[blob] = test(blob)
             if passed:
                 signed = distance if order[sha] < pin_position else -distance
-                return Found(self.commit(sha), blob, signed)
+                changed_by = None if changed is None else self.commit(changed)
+                return Found(self.commit(sha), blob, signed, changed_by)
         return None
 
     def _git(self, *arguments: str) -> str:

@@ -422,6 +422,49 @@ def test_a_whole_function_cited_that_grew_is_held_with_all_of_it(tmp_path):
     assert (part.new_start, part.new_end) == (6, 7)
 
 
+def test_a_few_lines_of_a_longer_function_edited_have_what_they_became_as_candidate(tmp_path):
+    """Three lines of `train_step` (its forward pass under a timer) are edited: the candidate
+    was all of `train_step`, which `kb held accept` then wrote, widening the reference silently.
+    It is what the three lines became; a whole function cited still has all of it."""
+    from generator.sync.reanchor import DriftStatus, Reanchorer
+    from generator.upstream.gitstore import GitStore
+
+    def trainer(forward: str) -> str:
+        return (
+            "class Trainer:\n"  # 1
+            "    def train_step(self, batch):\n"  # 2
+            "        self.optimizer.zero_grad()\n"  # 3
+            f"{forward}"  # 4-6
+            "        loss.backward()\n"  # 7
+            "        self.clip_gradients()\n"  # 8
+            "        self.optimizer.step()\n"  # 9
+            "        self.scheduler.step()\n"  # 10
+            "        self.log(loss)\n"  # 11
+            "        return loss\n"  # 12
+        )
+
+    forward = (
+        "        with self.timer('forward'):\n"
+        "            output = self.model(batch)\n"
+        "            loss = self.loss_fn(output)\n"
+    )
+    edited = (
+        "        with self.timer('forward', sync=True):\n"
+        "            output = self.model(**batch)\n"
+        "            loss = self.loss_fn(output, batch)\n"
+    )
+    repo = RepoBuilder.init(tmp_path / "up")
+    old = repo.commit({"pkg/trainer.py": trainer(forward)}, "base")
+    new = repo.commit({"pkg/trainer.py": "import os\n\n\n" + trainer(edited)}, "edit forward")
+    store = GitStore(repo.path)
+    drift = Reanchorer(store, old, new).classify("pkg/trainer.py", 4, 6, None)
+    assert drift.status is DriftStatus.CHANGED, drift.reason
+    assert drift.candidates == [("pkg/trainer.py", 7, 9)]
+    whole = Reanchorer(store, old, new).classify("pkg/trainer.py", 2, 12, "train_step")
+    assert whole.status is DriftStatus.CHANGED, whole.reason
+    assert whole.candidates == [("pkg/trainer.py", 5, 15)]
+
+
 # -- 4. nothing is skipped silently -----------------------------------------------------------
 
 

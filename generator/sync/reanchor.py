@@ -847,6 +847,8 @@ class Reanchorer:
             new_blob = self._blob(self.new, new_path)
             spans = definitions(tuple(new_blob.lines), name) if new_blob and name else []
             ranked = _ranked_spans(new_blob.lines, spans, cited, region) if new_blob else []
+            if region and old_blob and name and _part_of(old_blob, name, first_code, drift):
+                ranked = []  # a few lines of a longer definition: what they became, not all of it
             if ranked or region:
                 first, last = ranked[0] if ranked else region  # type: ignore[misc]
                 drift.status = DriftStatus.CHANGED
@@ -990,6 +992,23 @@ def _header_line(lines: list[str], first: int) -> int:
     while number < len(lines) and lines[number - 1].lstrip().startswith("@"):
         number += 1
     return number
+
+
+_LEFT_OUT_OF_WHOLE = 2
+"""Lines of a definition a reference may leave out (a decorator, a closing line) and still
+cite all of it."""
+
+
+def _part_of(blob: BlobText, name: str, first_code: int, drift: Drift) -> bool:
+    """Whether the cited lines are a part of the definition of ``name`` around them at the old
+    commit, not all of it: more than `_LEFT_OUT_OF_WHOLE` lines of it (and a fifth) left out."""
+    assert drift.old_start is not None and drift.old_end is not None
+    for first, last in definitions(blob.line_tuple, name):
+        if first <= first_code <= last:
+            covered = min(last, drift.old_end) - max(first, drift.old_start) + 1
+            left_out = (last - first + 1) - covered
+            return left_out > max(_LEFT_OUT_OF_WHOLE, (last - first + 1) // 5)
+    return False
 
 
 def _ranked_spans(

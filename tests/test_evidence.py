@@ -2209,3 +2209,27 @@ def test_a_quote_of_an_older_version_names_the_commit_that_changed_the_file(kb: 
         f"lib@{last[:7]}"
     ), finding.message
     assert "Add the docs" not in finding.message
+
+
+def test_a_symbol_missing_at_a_pin_the_quote_doubts_gets_no_rename_advice(kb: KB) -> None:
+    """A page written against a later commit cites `Timer.summary`, which its pin lacks: the
+    quote is found at that commit, and the symbol's finding told the author to rename it to
+    `reset`, the method at those lines of the pin."""
+    v1 = (
+        "class Timer:\n    def __init__(self):\n        self._totals = {}\n\n"
+        "    def reset(self):\n        self._totals.clear()\n"
+    )
+    summary = (
+        "    def summary(self):\n"
+        "        return ', '.join(f'{k}={v:.3f}s' for k, v in sorted(self._totals.items()))\n\n"
+    )
+    v2 = v1.replace("    def reset", summary + "    def reset")
+    repo = kb.new_upstream("lib")
+    pin = repo.commit({"lib/timer.py": v1}, "Timer")
+    repo.commit({"lib/timer.py": v2}, "Add summary")
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
+    kb.page("a.md", f"`Timer.summary` (lib/timer.py:5-6):\n\n```python\n{summary}```\n")
+    by_check = {f.check: f for f in findings(kb)}
+    assert "1 commit after the pin" in by_check["quote-not-found"].message
+    symbol = by_check["symbol-not-found"]
+    assert symbol.suggestion == "kb pin suggest docs/a.md" and symbol.fix is None

@@ -18,6 +18,7 @@ checked again.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import logging
 import os
@@ -1068,10 +1069,21 @@ def _not_fixed_by(proof: list[Finding], found: list[Finding]) -> list[Finding]:
     proves settles too: `Prover` proposes only lines where the symbol named beside the
     reference passes the resolver's check, so a finding that it is not in the cited lines
     would repeat the mistake the fix is for (and so would one that the lines are blank). One
-    finding per mistake, the one with the fix."""
-    if not any(finding.fix is not None for finding in proof):
+    finding per mistake, the one with the fix. When the quote doubts the pin instead, the
+    symbol's findings say so too."""
+    if any(finding.fix is not None for finding in proof):
+        return [finding for finding in found if finding.check not in _SETTLED_BY_A_FIX]
+    # A quote that another commit holds says the page's pin is wrong: then a symbol not at
+    # the cited lines is no rename to follow, nor lines to move to, at the pin.
+    doubt = next((f.suggestion for f in proof if f.suggestion == f"kb pin suggest {f.page}"), None)
+    if doubt is None:
         return found
-    return [finding for finding in found if finding.check not in _SETTLED_BY_A_FIX]
+    return [
+        dataclasses.replace(finding, suggestion=doubt, fix=None)
+        if finding.check in _SETTLED_BY_A_FIX and finding.check != "range-blank"
+        else finding
+        for finding in found
+    ]
 
 
 def _held_finding(ref: CodeRef, held: HeldRef) -> Finding:

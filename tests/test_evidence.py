@@ -2233,3 +2233,23 @@ def test_a_symbol_missing_at_a_pin_the_quote_doubts_gets_no_rename_advice(kb: KB
     assert "1 commit after the pin" in by_check["quote-not-found"].message
     symbol = by_check["symbol-not-found"]
     assert symbol.suggestion == "kb pin suggest docs/a.md" and symbol.fix is None
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "`glu` is often confused with the step at lib/training.py:4-9.",
+        "`glu`, unlike the step (lib/training.py:4-9), keeps no state.",
+        "`glu` differs from the step at lib/training.py:4-9.",
+        "`glu` 不同于 lib/training.py:4-9 的单步训练。",
+    ],
+)
+def test_a_sentence_comparing_its_subject_with_the_cited_code_claims_nothing(
+    training_kb: KB, sentence: str
+) -> None:
+    """`FSDPActor.sleep` "is sometimes confused with the Megatron one at x.py:29-35" cites
+    the Megatron one, right: the name it opens with was taken for what the lines hold."""
+    training_kb.page("a.md", sentence + "\n")
+    assert findings(training_kb) == []
+    training_kb.page("a.md", "`glu` squashes half of its input (lib/training.py:4-9).\n")
+    assert [f.check for f in findings(training_kb)] == ["names-not-in-range"]

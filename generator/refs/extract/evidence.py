@@ -748,6 +748,7 @@ def _names(
                 and record[7] is None
                 and span_end <= offset
                 and _OPENING.fullmatch(text, sentence_start, span_start)
+                and not _CONTRAST.search(text, span_end, offset)
             ):
                 subject = name
             names.append(name)
@@ -762,6 +763,17 @@ _OPENING = lazy_pattern(r"[\s>*_+-]*(?:\d{1,3}[.)]\s*)?(?:(?:The|the|Its|its)\s+
 """What may come before the code span a sentence opens with: a list item's or a block
 quote's marker, emphasis, an article (a table row's ``|`` may not: its cells are no
 sentence)."""
+
+
+_CONTRAST = lazy_pattern(
+    r"\b(?:confused\s+with|unlike|compared\s+(?:to|with)|versus|vs\.?|instead\s+of|rather\s+than|"
+    r"differs?\s+from|as\s+opposed\s+to|similar\s+to|counterpart|mirrors?|like\s+the)\b"
+    r"|不同于|区别于|类似于?|相比|对比|而不是|对应于?",
+    re.IGNORECASE,
+)
+"""Words between the name a sentence opens with and its reference saying the reference cites
+other code, compared with it (`` `FSDPActor.sleep` is often confused with the Megatron one at
+x.py:29-35``): the name is then no claim about the cited lines."""
 
 
 _SENTENCE_REACH = 2000

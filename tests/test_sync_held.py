@@ -1132,3 +1132,38 @@ def test_accepting_a_table_row_moves_its_path_cell_with_its_lines(tmp_path):
     text = (root / "docs" / "t.md").read_text("utf-8")
     assert "| `pkg/b.py` | 27-29 | `work` |" in text and "held_refs" not in text
     assert [f["check"] for f in _findings(root)] == []
+
+
+def test_a_quote_left_as_the_code_was_after_accepting_a_hold_asks_for_the_new_code(tmp_path):
+    """After a sync and `kb held accept`, the page's quote is the code as it was: verify said
+    the page "may have been written against" the older commit, with `kb pin suggest`, which
+    moves the pin back and undoes the sync. On a page a sync moved, it asks for the quote."""
+    step = (
+        "def step(model, batch):\n"
+        "    loss = model(batch).mean()\n"
+        "    loss.backward()\n"
+        "    return loss\n"
+    )
+    repo = RepoBuilder.init(tmp_path / "up")
+    v1 = repo.commit({"pkg/train.py": step}, "base")
+    v2 = repo.commit(
+        {"pkg/train.py": step.replace(".mean()", ".sum() / len(batch)")}, "average by hand"
+    )
+    quote = "```python\n" + step + "```\n"
+    root = _kb(tmp_path, repo, v1, {"t.md": f"# T\n\n`step()` (pkg/train.py:1-4):\n\n{quote}"})
+    _sync(root, v2)
+    _commit(root, "sync")
+    accepted = cli(root, "held", "accept")
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    (finding,) = [f for f in _findings(root) if f["check"].startswith("quote-")]
+    assert (
+        "a sync moved the page to the pin since, and left its quote as the code was"
+        in (finding["message"])
+    ), finding["message"]
+    assert finding["suggestion"].startswith(f"quote the code as it is at up@{v2[:7]}")
+    # A page written against the older commit, not moved by a sync, is told to find its pin.
+    (root / "docs" / "w.md").write_text(
+        f"---\ntitle: W\n---\n# W\n\n`step()` (pkg/train.py:1-4):\n\n{quote}", "utf-8"
+    )
+    (other,) = [f for f in _findings(root) if f["page"] == "docs/w.md"]
+    assert other["suggestion"] == "kb pin suggest docs/w.md", other

@@ -109,6 +109,9 @@ class _Target:
     missing: bool = False
     """The cited file is not at the commit (the resolver reported it): its quote is only
     looked for in other files."""
+    synced: bool = False
+    """A sync moved the page to the commit (its ``anchored_at``): a quote of another commit's
+    code is then most likely older code the sync left, not a sign of a wrong pin."""
 
 
 class Prover:
@@ -121,7 +124,7 @@ class Prover:
         self._judged: dict[tuple[int, str, int, int], QuoteVerdict] = {}
         self._histories: dict[str, dict[str, History]] = {}
         self._other_files: dict[tuple[int, str, str], list[tuple[str, Placement]]] = {}
-        self._elsewhere_in_time: dict[tuple[int, str, str, str], str | None] = {}
+        self._elsewhere_in_time: dict[tuple[int, str, str, str, bool], str | None] = {}
         self._targets: dict[tuple[str | None, str | None, str | None], _Target | None] = {}
         self.other_file_searches = 0
         self.history_searches: Counter[str] = Counter()
@@ -149,6 +152,8 @@ class Prover:
             target = self._target(verdict)
         if target is None:
             return []
+        if context is not None and context.synced_at(target.upstream.name) == target.commit:
+            target = replace(target, synced=True)
         findings: list[Finding] = []
         if target.missing:
             if evidence.quote is not None:
@@ -249,7 +254,7 @@ class Prover:
                             target,
                             "quote-elsewhere",
                             f"{where} is not in {cited}; {elsewhere_in_time}",
-                            f"kb pin suggest {ref.page}",
+                            _pin_advice(ref, target),
                         )
                     ]
                 fix = self._settled_fix(ref, target, target.path, place, target.blob)
@@ -351,7 +356,7 @@ class Prover:
         found = self._in_history(prepared, target)
         if found is not None:
             message += f"; {found}"
-            suggestion = f"kb pin suggest {ref.page}"
+            suggestion = _pin_advice(ref, target)
         elif _edited_from(prepared, index, ref.start, ref.end):
             # Nowhere as written, but the cited lines line by line with a word changed (a
             # local renamed, a value): the page quotes them edited, not other code.
@@ -532,7 +537,7 @@ class Prover:
                 "quote-elsewhere",
                 f"{_quote_words(quote, prepared)} is only in part in {cited} "
                 f"({place.matched} of its {prepared.required} lines); whole {found}",
-                f"kb pin suggest {ref.page}",
+                _pin_advice(ref, target),
             )
         ]
 
@@ -663,7 +668,7 @@ class Prover:
         space aside), at the lines that hold it so. Each of the three questions has a budget
         of its own (`MAX_HISTORY_SEARCHES`)."""
         kind = "as written" if copied is not None else "whole" if whole else "anywhere"
-        key = (id(prepared), target.upstream.name, target.path, kind)
+        key = (id(prepared), target.upstream.name, target.path, kind, target.synced)
         if key in self._elsewhere_in_time:
             return self._elsewhere_in_time[key]
         if self.defer_searches:
@@ -712,19 +717,23 @@ class Prover:
         checked = "the pin" if target.commit == target.upstream.pin else target.commit[:7]
         when = f"{count} commit{'s' if count != 1 else ''} {direction} {checked}"
         at = f"{target.upstream.name}@{found.commit.sha[:7]}"
+        against = (
+            "a sync moved the page to the pin since, and left its quote as the code was"
+            if target.synced and found.distance < 0
+            else f"the page may have been written against {at}"
+        )
         if found.changed_by is not None:
             # (The subject of the last commit that had it says nothing of the file: the one
             # that changed the file next says what changed.)
             words = (
                 f"it is at {_span(place)} in {at} ({when}), before "
                 f"{target.upstream.name}@{found.changed_by.sha[:7]} changed the file "
-                f"('{found.changed_by.subject[:60]}'): the page may have been written against "
-                f"{at}"
+                f"('{found.changed_by.subject[:60]}'): {against}"
             )
         else:
             words = (
-                f"it is at {_span(place)} in {at} ({when}, '{found.commit.subject[:60]}'): the "
-                "page may have been written against that commit"
+                f"it is at {_span(place)} in {at} ({when}, '{found.commit.subject[:60]}'): "
+                f"{against}"
             )
         self._elsewhere_in_time[key] = words
         return words
@@ -1361,6 +1370,17 @@ def _outside_docstrings(lines: Sequence[QuoteLine]) -> list[QuoteLine]:
             continue
         kept.append(line)
     return kept
+
+
+def _pin_advice(ref: CodeRef, target: _Target) -> str:
+    """What to do about a quote another commit holds: find the commit the page was written
+    against; or, on a page a sync moved to the commit, quote the code as it is now."""
+    if target.synced:
+        return (
+            f"quote the code as it is at {_at(target)} (a sync moved the page there), or run "
+            f"`kb pin suggest {ref.page}` if the page was written against another commit"
+        )
+    return f"kb pin suggest {ref.page}"
 
 
 def _shortened(text: str, most: int = 72) -> str:

@@ -145,6 +145,15 @@ class PageContext:
     once, by the first reference that meets it. Kept with the page's resolution, not the run's:
     a page resolved again (out of its turn first, then in it) reports it again."""
 
+    anchored: dict[str, str] = field(default_factory=dict)
+    """The commits a sync moved the page to (``anchored_at``), by upstream."""
+
+    def synced_at(self, upstream: str) -> str | None:
+        """The commit a sync moved the page to for ``upstream``, when the page is checked
+        there (no pin of its own overrides it); None otherwise."""
+        commit = self.anchored.get(upstream)
+        return commit if commit is not None and self.pins.get(upstream) == commit else None
+
     def hints_for(self, ref: CodeRef) -> tuple[Any, ...]:
         """What the page knows that may decide which file a bare name means: its full paths
         and the code it quotes for that citation (empty: nothing)."""
@@ -228,6 +237,7 @@ def page_context(
         # Written by sync: the commit the page's line numbers refer to, below its own pins.
         if isinstance(anchored, dict):
             pins.update(anchored)
+            context.anchored = {k: v for k, v in anchored.items() if isinstance(v, str)}
         else:
             problem(
                 "pin-invalid",

@@ -389,14 +389,14 @@ def test_a_fix_into_another_file_follows_definitions_not_uses(neighbours_kb: KB)
     assert finding.fix is None and "which does not hold `save`" in finding.message
 
 
-def test_a_fix_into_another_file_of_a_language_without_definitions_read(neighbours_kb: KB) -> None:
-    """The quote is `pack`'s body in b.go without its `func` line: the fix cites that line
-    too, so that `pack` is in the lines it writes. A quote of another function's body gets
-    no fix: the rewrite would leave `pack` out of its lines (it did)."""
+def test_a_fix_into_another_file_of_a_language_of_braces(neighbours_kb: KB) -> None:
+    """The quote is `pack`'s body in b.go without its `func` line: the fix cites the body,
+    which lies in `pack` (Go's definitions are read as C's are). A quote of another
+    function's body gets no fix: the rewrite would leave `pack` out of its lines (it did)."""
     quote = "```go\ntotal := 0\nfor _, x := range xs {\n\ttotal += weights[x]\n}\nreturn total\n```"
     neighbours_kb.page("a.md", f"`pack()` (lib/a.go:3-5):\n\n{quote}\n")
     (finding,) = findings(neighbours_kb, "quote-elsewhere")
-    assert finding.fix == ("lib/b.go", 3, 8)
+    assert finding.fix == ("lib/b.go", 4, 8)
     neighbours_kb.page("a.md", f"`unpack()` (lib/a.go:3-5):\n\n{quote}\n")
     found = {f.check: f for f in findings(neighbours_kb)}
     assert found["quote-elsewhere"].fix is None
@@ -2253,3 +2253,83 @@ def test_a_sentence_comparing_its_subject_with_the_cited_code_claims_nothing(
     assert findings(training_kb) == []
     training_kb.page("a.md", "`glu` squashes half of its input (lib/training.py:4-9).\n")
     assert [f.check for f in findings(training_kb)] == ["names-not-in-range"]
+
+
+KERNEL = (
+    "#include <cuda_fp16.h>\n"  # 1
+    "\n"  # 2
+    "__device__ float warp_reduce_sum(float val) {\n"  # 3
+    "  for (int offset = 16; offset > 0; offset /= 2) {\n"  # 4
+    "    val += __shfl_down_sync(0xffffffff, val, offset);\n"  # 5
+    "  }\n"  # 6
+    "  return val;\n"  # 7
+    "}\n"  # 8
+    "\n"  # 9
+    "template <typename T>\n"  # 10
+    "__global__ void layernorm_forward_kernel(\n"  # 11
+    "    const T* __restrict__ x, T* __restrict__ y, int cols) {\n"  # 12
+    "  float sum = 0.0f;\n"  # 13
+    "  for (int i = threadIdx.x; i < cols; i += blockDim.x) {\n"  # 14
+    "    sum += static_cast<float>(x[blockIdx.x * cols + i]);\n"  # 15
+    "  }\n"  # 16
+    "  float mean = warp_reduce_sum(sum) / cols;\n"  # 17
+    "  for (int i = threadIdx.x; i < cols; i += blockDim.x) {\n"  # 18
+    "    y[blockIdx.x * cols + i] = static_cast<T>(x[blockIdx.x * cols + i] - mean);\n"  # 19
+    "  }\n"  # 20
+    "}\n"  # 21
+)
+SCHEDULER = (
+    "package sched\n"  # 1
+    "\n"  # 2
+    "// Place puts a job on the least loaded node.\n"  # 3
+    "func (s *Scheduler) Place(job Job) (Node, error) {\n"  # 4
+    "\tnode := s.leastLoaded()\n"  # 5
+    "\tif node == nil {\n"  # 6
+    "\t\treturn Node{}, ErrNoCapacity\n"  # 7
+    "\t}\n"  # 8
+    "\tnode.Assign(job)\n"  # 9
+    "\treturn *node, nil\n"  # 10
+    "}\n"  # 11
+)
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "The mean pass of `layernorm_forward_kernel` (lib/kernel.cu:13-17):\n\n```cuda\n"
+        + "".join(KERNEL.splitlines(keepends=True)[12:17])
+        + "```\n",
+        "The loop of `layernorm_forward_kernel` (lib/kernel.cu:14-16).\n",
+        "The capacity check of `Place` (lib/sched.go:6-8).\n",
+        # A quote of a caller, on purpose: no error, no fix off the definition.
+        "`warp_reduce_sum` (lib/kernel.cu:3-8) is called from the kernel:\n\n```cuda\n"
+        + "".join(KERNEL.splitlines(keepends=True)[10:21])
+        + "```\n",
+    ],
+)
+def test_a_reference_into_the_body_of_a_function_in_braces_is_in_it(kb: KB, page: str) -> None:
+    """C, CUDA and Go functions were never read as definitions: lines inside a kernel, cited
+    beside its name, were `symbol-not-in-range` (an error), and a quote of a caller beside
+    the callee's right reference was `quote-elsewhere` with a fix moving it off the callee."""
+    _upstream_with(kb, {"lib/kernel.cu": KERNEL, "lib/sched.go": SCHEDULER})
+    kb.page("a.md", page)
+    assert findings(kb) == [], [f.message for f in findings(kb)]
+
+
+def test_a_range_off_inside_a_kernel_named_beside_it_is_fixed(kb: KB) -> None:
+    _upstream_with(kb, {"lib/kernel.cu": KERNEL})
+    quote = "".join(KERNEL.splitlines(keepends=True)[12:17])
+    kb.page(
+        "a.md",
+        "The mean pass of `layernorm_forward_kernel` (lib/kernel.cu:10-14):\n\n"
+        f"```cuda\n{quote}```\n",
+    )
+    (finding,) = findings(kb)
+    assert finding.check == "quote-elsewhere" and finding.fix == ("lib/kernel.cu", 13, 17), (
+        finding.message
+    )
+    # Lines outside the kernel, named beside it, are still not in it.
+    kb.page("a.md", "The include of `layernorm_forward_kernel` (lib/kernel.cu:1).\n")
+    (finding,) = findings(kb)
+    assert finding.check == "symbol-not-in-range", finding.message
+    assert finding.suggestion == "it is defined at lib/kernel.cu:10-21", finding.suggestion

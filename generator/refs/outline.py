@@ -140,3 +140,104 @@ def outline_plain(lines: list[str]) -> Outline:
         name = match.group("name")
         outline.symbols.append(Symbol(name, name, kind, number, end))
     return outline
+
+
+BRACE_LANGUAGES = (
+    ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".cu", ".cuh", ".inl", ".go",
+    ".rs", ".java", ".js", ".jsx", ".mjs", ".ts", ".tsx", ".kt", ".scala", ".swift", ".cs",
+    ".m", ".mm", ".php",
+)  # fmt: skip
+"""Languages whose definitions are a header and a body in braces (`brace_definitions`)."""
+
+_FUNCTION_PREFIX = re.compile(
+    r"""\s*(?:
+    func\s*(?:\([^()]*\)\s*)?                                           # Go, a method's receiver
+    |(?:pub(?:\([^)]*\))?\s+)?(?:(?:const|async|unsafe|extern\s+"[^"]*")\s+)*fn\s+   # Rust
+    |(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*         # JavaScript
+    |[\w:<>,*&~\s\[\]]*(?:__\w+__\s*(?:\([^()]*\))?[\w:<>,*&\s]*)*      # C, C++, CUDA, Java...
+    )""",
+    re.VERBOSE,
+)
+_NOT_A_RETURN_TYPE = re.compile(
+    r"\b(?:return|else|new|delete|throw|case|goto|co_return|co_await|if|while|for|switch|"
+    r"sizeof|typeof|await|yield|go|defer)\b|[=(]"
+)
+_HEADER_ABOVE = re.compile(
+    r"\s*(?:template\s*<.*>|\[\[.*\]\]|@\w.*|#\[.*\]|(?:__(?:global|device|host|forceinline)__"
+    r"|static|inline|extern|virtual|constexpr|__launch_bounds__\s*\([^)]*\)|\s)+)\s*$"
+)
+_HEADER_REACH = 20
+"""Lines after a definition's name in which its body's opening brace must come."""
+
+
+def brace_definitions(lines: tuple[str, ...], name: str) -> list[tuple[int, int]]:
+    """Line spans of the definitions of ``name`` in a language of braces (C, C++, CUDA, Go,
+    Rust, Java, JavaScript...): a function whose header (a return type or `func`/`fn`/
+    `function` before the name, a parameter list after it) opens a body before any `;`, or a
+    `class`/`struct`/`enum`/... of that name with a body; each from its header (with the
+    `template<...>` and attribute lines above it) to the brace that closes its body. A call, a
+    declaration and a prototype are none."""
+    if not name.isidentifier():
+        return []
+    function = re.compile(rf"(?<![\w.$>]){re.escape(name)}\s*(?:<[^;{{}}()]*>)?\s*\(")
+    kind = re.compile(
+        rf"\b(?:class|struct|union|enum(?:\s+class)?|interface|trait|impl|type|record|object)"
+        rf"\s+{re.escape(name)}\b"
+    )
+    spans = []
+    for index, line in enumerate(lines):
+        if name not in line:
+            continue
+        match = kind.search(line)
+        if match is None:
+            match = function.search(line)
+            if match is None:
+                continue
+            prefix = line[: match.start()]
+            receiver = re.match(r"\s*func\s*\(", prefix)  # (a Go method's)
+            typed = prefix.strip() and not _NOT_A_RETURN_TYPE.search(prefix.split("(", 1)[0])
+            if not (receiver or typed) or not _FUNCTION_PREFIX.fullmatch(prefix):
+                continue
+        body = _body_from(lines, index, match.end())
+        if body is None:
+            continue
+        start = index
+        while start > 0 and _HEADER_ABOVE.fullmatch(lines[start - 1]) and lines[start - 1].strip():
+            start -= 1
+        spans.append((start + 1, body + 1))
+    return spans
+
+
+def _body_from(lines: tuple[str, ...], index: int, column: int) -> int | None:
+    """The index of the line whose brace closes the body that opens after line ``index``'s
+    ``column`` (before any `;` outside brackets); None when a `;` comes first."""
+    depth = brackets = 0
+    header_end = min(len(lines), index + _HEADER_REACH + 1)
+    number = index
+    while number < len(lines):
+        text = _code_of(lines[number][column:] if number == index else lines[number])
+        for char in text:
+            if char in "([":
+                brackets += 1
+            elif char in ")]":
+                brackets -= 1
+            elif char == ";" and depth == 0 and brackets <= 0:
+                return None  # a declaration or a call: no body
+            elif char == "{":
+                depth += 1
+            elif char == "}" and depth:
+                depth -= 1
+                if depth == 0:
+                    return number
+        number += 1
+        if depth == 0 and number >= header_end:
+            return None
+    return len(lines) - 1  # (a body never closed: to the end)
+
+
+_LITERAL_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])\'|//.*|/\*.*?\*/')
+
+
+def _code_of(line: str) -> str:
+    """``line`` without its string and character literals and its comments (on one line)."""
+    return _LITERAL_OR_COMMENT.sub("", line) if '"' in line or "/" in line or "'" in line else line

@@ -59,6 +59,7 @@ from generator.refs.quote import (
 from generator.refs.resolve import (
     PageContext,
     Resolver,
+    code_definitions,
     definitions,
     first_use,
     last_name,
@@ -223,7 +224,7 @@ class Prover:
                 return []
             places = verdict.places
             if all(
-                _shows_other_code(about, ref, names, target.blob, target.blob, place)
+                _shows_other_code(about, ref, names, target, target.blob, target.path, place)
                 for place in places
             ):
                 return []
@@ -297,7 +298,7 @@ class Prover:
             path, place = unique
             there = self.stores.blob_at(target.upstream, target.commit, path)
             if there is not None and _shows_other_code(
-                about, ref, names, target.blob, there, place
+                about, ref, names, target, there, path, place
             ):
                 return []
             fix = Fix(path, *_fixed_range(ref, place))
@@ -475,7 +476,7 @@ class Prover:
         if len(places) != 1:
             return []
         place = Placement(places[0], places[0], 1, 1, 1)
-        if _shows_other_code(about, ref, names, target.blob, target.blob, place):
+        if _shows_other_code(about, ref, names, target, target.blob, target.path, place):
             return []
         return [
             self._finding(
@@ -944,8 +945,9 @@ def _shows_other_code(
     about: str | None,
     ref: CodeRef,
     names: tuple[str, ...],
-    cited: BlobText,
+    target: _Target,
     there: BlobText,
+    there_path: str,
     place: Placement,
 ) -> bool:
     """Whether the quote, at ``place`` of ``there`` (the cited file or another), shows other
@@ -955,19 +957,22 @@ def _shows_other_code(
     the main loop:`` and the loop quoted), or the definition of another name of the sentence
     (`` `MLP.forward` (mlp.py:29-38) calls `glu`, which is:`` and `glu` quoted). Nothing to
     report, and nothing to fix."""
+    cited = target.blob
     if not about or cited.is_binary or there.is_binary:
         return False
     assert ref.start is not None and ref.end is not None
-    spans = symbol_definitions(cited.line_tuple, about)
+    name = last_name(about)
+    spans = symbol_definitions(cited.line_tuple, about) or code_definitions(
+        cited.line_tuple, name, target.path
+    )
     if not any(ref.start <= first <= ref.end for first, _ in spans):
         return False
-    name = last_name(about)
-    if _within(definitions(there.line_tuple, name), place):
+    if _within(code_definitions(there.line_tuple, name, there_path), place):
         return False  # a definition of that name, of any class: not a use of it
     if there.occurs_in_code(name, place.first, place.last):
         return True
     return any(
-        _within(definitions(there.line_tuple, other), place)
+        _within(code_definitions(there.line_tuple, other, there_path), place)
         for other in {last_name(named) for named in names} - {name}
     )
 

@@ -31,6 +31,7 @@ from generator.model import CodeRef, Evidence, Finding, Fix, Quote, RefForm, Res
 from generator.patterns import lazy_pattern
 from generator.refs import inheritance
 from generator.refs.extract.refs import CODE_EXTENSIONS, RefRecord
+from generator.refs.outline import BRACE_LANGUAGES, brace_definitions
 from generator.refs.quote import BlockIndex, FileIndex, is_strong, normalise, placements, prepare
 from generator.upstream.gitstore import (
     BlobText,
@@ -1632,6 +1633,8 @@ class Resolver:
             return
         if not owner:
             spans = symbol_definitions(blob.line_tuple, ref.symbol)
+            if not spans and not python:  # (a kernel, a Go method: braces, not `def`)
+                spans = code_definitions(blob.line_tuple, name, path)
         if any(first <= ref.start and ref.end <= last for first, last in spans):
             return  # the range is inside the symbol's body: "the loop in `beta()` (x.py:10)"
         only_mentioned = python and _occurs(blob.lines, name, ref.start, ref.end)
@@ -2142,6 +2145,18 @@ def symbol_definitions(lines: tuple[str, ...], symbol: str) -> list[tuple[int, i
     return inside
 
 
+def code_definitions(lines: tuple[str, ...], name: str, path: str) -> list[tuple[int, int]]:
+    """The definitions of ``name`` in the file ``path``: Python's ``def`` and ``class`` (also
+    read in a file of another language, as ever), or in a language of braces (C, C++, CUDA,
+    Go, Rust...) its functions and types (`brace_definitions`)."""
+    if path.endswith(BRACE_LANGUAGES):
+        return _brace_definitions(lines, name)
+    return definitions(lines, name)
+
+
+_brace_definitions = functools.lru_cache(maxsize=256)(brace_definitions)
+
+
 _DEFINITION_HEADER = lazy_pattern(r"(?P<indent>[ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+")
 
 
@@ -2239,6 +2254,7 @@ __all__ = [
     "PageContext",
     "Resolver",
     "VerdictKey",
+    "code_definitions",
     "definitions",
     "page_context",
     "record_verdict_key",

@@ -472,6 +472,50 @@ def test_a_code_card_opens_with_the_keyboard_and_closes_with_escape(browser, ser
     assert browser.evaluate(f"document.activeElement === {link}")
 
 
+def test_a_pinned_card_shows_all_its_lines_when_asked_by_mouse_or_keyboard(
+    browser, server, demo_clones
+):
+    """On a pinned card, "Show all N lines" closed the card: the button leaves the card as it
+    expands it, and the page then took the click for one outside the card. A phone, whose tap
+    pins, could never show a long range whole; the keyboard lost its place."""
+    browser.navigate(server + FSDP_PAGE)
+    source = _git_lines(demo_clones / "minitrain", PIN, "minitrain/backends/fsdp/actor.py")
+    link = _link_js("actor.py:148-188")
+    box = browser.evaluate(
+        f"(() => {{ const a = {link}; a.scrollIntoView({{block: 'center'}});"
+        " const r = a.getClientRects()[0]; return [r.left + r.width / 2, r.top + 4]; })()"
+    )
+    _click(browser, box)
+    browser.wait_for("document.getElementById('kb-card').classList.contains('kb-card--pinned')")
+    box = browser.evaluate(
+        "(() => { const b = document.querySelector('#kb-card .kb-card__expand');"
+        " b.scrollIntoView({block: 'nearest'}); const r = b.getBoundingClientRect();"
+        " return [r.left + r.width / 2, r.top + r.height / 2]; })()"
+    )
+    _click(browser, box)
+    assert browser.evaluate("!document.getElementById('kb-card').hidden")
+    assert browser.evaluate(_CARD_LINES) == [[n, source[n - 1]] for n in range(148, 189)]
+    _key(browser, "Escape", 27)
+    browser.wait_for("document.getElementById('kb-card').hidden")
+    # By keyboard (Escape gave the focus back to the link): Enter pins it, the focus goes to
+    # the button, Enter expands it, and the focus stays in the card.
+    assert browser.evaluate(f"document.activeElement === {link}")
+    _key(browser, "Enter", 13)
+    browser.wait_for("document.getElementById('kb-card').contains(document.activeElement)")
+    browser.evaluate("document.querySelector('#kb-card .kb-card__expand').focus()")
+    _key(browser, "Enter", 13)
+    browser.wait_for("document.getElementById('kb-card').classList.contains('kb-card--expanded')")
+    assert browser.evaluate("!document.getElementById('kb-card').hidden")
+    assert browser.evaluate("document.getElementById('kb-card').contains(document.activeElement)")
+
+
+def _click(browser: DevTools, box: list[float]) -> None:
+    for kind in ("mousePressed", "mouseReleased"):
+        browser.call(
+            "Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1
+        )
+
+
 def test_a_code_card_fits_a_phone_screen_and_a_tap_pins_it(browser, server):
     width, height = 390, 844
     _set_viewport(browser, width, height)

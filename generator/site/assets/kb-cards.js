@@ -33,14 +33,24 @@
       var button = event.target.closest("button");
       if (!button) return;
       if (button.classList.contains("kb-card__expand")) {
+        var focused = document.activeElement === button;
         card.classList.add("kb-card--expanded");
         button.remove();
+        if (focused) card.focus();  // (the button is gone: keep the keyboard in the card)
         place();
       } else if (button.classList.contains("kb-card__close")) {
         close();
       }
     });
     document.body.appendChild(card);
+  }
+
+  // Whether an event happened in the card: along its path as dispatched, since a control of
+  // the card may have left it by the time the page hears of the event ("Show all" does).
+  function inCard(event) {
+    if (!card) return false;
+    var path = event.composedPath ? event.composedPath() : [];
+    return path.indexOf(card) !== -1 || card.contains(event.target);
   }
 
   function later(action) {
@@ -149,7 +159,7 @@
   document.addEventListener("click", function (event) {
     var link = linkOf(event.target);
     if (!link) {
-      if (pinned && card && !card.contains(event.target)) hide();
+      if (pinned && !inCard(event)) hide();
       return;
     }
     // A click with a modifier, or on the pinned card's own link, goes to the forge.

@@ -611,7 +611,7 @@ def test_a_verifier_error_fails_even_a_non_strict_build(site_kb):
     result = build(site_kb, "--no-strict")
     assert result.returncode == 1
     assert "docs/two.md:7:5: error[range-outside-file]" in result.stderr
-    assert "a page with an error is not published" in result.stderr
+    assert "the site is not built until they are fixed" in result.stderr
     assert not (site_kb.root / "site" / "two" / "index.html").exists()
     # The build stops on the verifier's errors, not on a page MkDocs was reading then.
     assert "Error reading page" not in result.stderr

@@ -333,7 +333,7 @@ def test_mkdocs_build_still_refuses_the_page_serve_shows(site_kb):  # noqa: F811
         result = mkdocs_build(site_kb.root, strict)
         assert result.returncode == 1, result.stdout + result.stderr
         assert "docs/two.md:9:18: error[file-missing]" in result.stderr
-        assert "a page with an error is not published" in result.stderr
+        assert "the site is not built until they are fixed" in result.stderr
         assert not (site_kb.root / "site" / "two" / "index.html").exists()
 
 

@@ -846,7 +846,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
         if errors and self.command == "build":
             raise PluginError(
                 f"knowledge-base: {errors} error(s) found by the verifier; "
-                "a page with an error is not published (see the findings above)"
+                "the site is not built until they are fixed (see the findings above)"
             )
 
     # -- generated files

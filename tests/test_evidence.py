@@ -2333,3 +2333,31 @@ def test_a_range_off_inside_a_kernel_named_beside_it_is_fixed(kb: KB) -> None:
     (finding,) = findings(kb)
     assert finding.check == "symbol-not-in-range", finding.message
     assert finding.suggestion == "it is defined at lib/kernel.cu:10-21", finding.suggestion
+
+
+def test_a_comment_of_the_quoted_code_citing_another_file_is_not_the_page_s_reference(
+    kb: KB,
+) -> None:
+    """Upstream code whose comment cites another project's file (`// Adapted from apex:
+    csrc/layer_norm_cuda_kernel.cu:120-184`), quoted whole after a right reference, gave two
+    errors for a reference the page never wrote, and `--fix` rewrote the quoted code. A
+    comment the page adds to the quote is still its reference."""
+    rmsnorm = (
+        "#include <cuda_fp16.h>\n"  # 1
+        "\n"  # 2
+        "// Adapted from apex: csrc/layer_norm_cuda_kernel.cu:120-184, without the mean.\n"  # 3
+        "__global__ void rmsnorm_kernel(const float* x, float* y, int cols) {\n"  # 4
+        "  float sum = 0.0f;\n"  # 5
+        "  for (int i = threadIdx.x; i < cols; i += blockDim.x) sum += x[i] * x[i];\n"  # 6
+        "  y[threadIdx.x] = x[threadIdx.x] * rsqrtf(sum / cols + 1e-6f);\n"  # 7
+        "}\n"  # 8
+    )
+    _upstream_with(kb, {"lib/rmsnorm.cu": rmsnorm})
+    quote = "".join(rmsnorm.splitlines(keepends=True)[2:8])
+    kb.page("a.md", f"`rmsnorm_kernel` (lib/rmsnorm.cu:3-8):\n\n```cuda\n{quote}```\n")
+    assert findings(kb) == [], [f.message for f in findings(kb)]
+    fixed = kb.cli("verify", "docs", "--fix", "--dry-run")
+    assert "would rewrite 0 references" in fixed.stdout, fixed.stdout
+    added = quote.replace("  float sum", "  // see lib/missing.cu:1-3\n  float sum")
+    kb.page("a.md", f"`rmsnorm_kernel` (lib/rmsnorm.cu:3-8):\n\n```cuda\n{added}```\n")
+    assert "file-missing" in [f.check for f in findings(kb)]

@@ -176,6 +176,17 @@ class Prover:
             findings.extend(self._prove_subject(ref, target, evidence.subject, evidence.names))
         return findings
 
+    def holds_line(self, verdict: ResolvedRef, text: str) -> bool:
+        """Whether the lines ``verdict`` cites hold ``text`` as a whole line (white space
+        aside)."""
+        ref = verdict.ref
+        if ref.start is None or ref.end is None or not text.strip():
+            return False
+        target = self._target(verdict)
+        if target is None or target.missing or target.blob.is_binary:
+            return False
+        return self._index(target).holds_text(text, ref.start, ref.end)
+
     # -- quotes ---------------------------------------------------------------------------
 
     def _prove_quote(

@@ -24,6 +24,7 @@ import logging
 import os
 import pickle
 import queue
+import re
 import signal
 import sys
 import threading
@@ -915,6 +916,14 @@ class Verifier:
                 if proof and held_ref is not None:
                     proof = [_at_held_commit(finding, held_ref) for finding in proof]
                 found = [*_not_fixed_by(proof, found), *proof]
+            if (
+                found
+                and record[12]
+                and self._in_quoted_code(
+                    index, records, evidence or {}, findings, verdicts, page.text or ""
+                )
+            ):
+                found = []  # upstream code's own comment, quoted: not the page's reference
             if found:
                 findings[index] = found
                 page_findings.extend(found)
@@ -968,6 +977,37 @@ class Verifier:
                 return True
         return False
 
+    def _in_quoted_code(
+        self,
+        index: int,
+        records: Sequence[RefRecord],
+        evidence: dict[int, Evidence],
+        findings: dict[int, list[Finding]],
+        verdicts: list[ResolvedRef],
+        text: str,
+    ) -> bool:
+        """Whether reference ``index``, in a code block, is a line of the upstream code that
+        the block quotes for the reference before it, whose cited lines hold that line: a
+        comment of that code citing another file (``// Adapted from apex: x.cu:120-184``),
+        which the page did not write. Its findings, and a fix rewriting the quoted code, would
+        be wrong. (A comment holding little but a reference takes the block as its own quote,
+        so the reference before may have none.)"""
+        line = records[index][0]
+        written = _BLOCK_QUOTE_MARKERS.sub("", text.split("\n")[line - 1])
+        for other in range(index - 1, -1, -1):
+            if records[other][12]:
+                continue  # in a block itself
+            if line - records[other][0] > _QUOTED_CODE_REACH:
+                return False
+            found = evidence.get(other)
+            quote = found.quote if found is not None else None
+            if quote is not None and any(f.check in _QUOTE_CHECKS for f in findings.get(other, ())):
+                return False  # (not the cited code as quoted: the line may be the page's)
+            if quote is not None and not quote.line <= line <= quote.line + quote.text.count("\n"):
+                return False  # its quote is another block
+            return self.prover.holds_line(verdicts[other], written)
+        return False
+
     def _store(self, page: Page, extracted: _Extracted, checked: _Checked) -> None:
         """Keep what the run found in ``page`` in the cache."""
         assert self.cache is not None and extracted.kept is not None
@@ -996,6 +1036,9 @@ class Verifier:
 
 
 _QUOTE_CHECKS = frozenset({"quote-elsewhere", "quote-not-found", "quote-differs"})
+_QUOTED_CODE_REACH = 8
+"""Page lines from a reference to a line of the block after it that may be quoted code."""
+_BLOCK_QUOTE_MARKERS = re.compile(r"^(?:[ \t]{0,3}>[ \t]?)+")
 """What a quote says of the lines it is read against (`generator.refs.prove`)."""
 
 

@@ -2361,3 +2361,40 @@ def test_a_comment_of_the_quoted_code_citing_another_file_is_not_the_page_s_refe
     added = quote.replace("  float sum", "  // see lib/missing.cu:1-3\n  float sum")
     kb.page("a.md", f"`rmsnorm_kernel` (lib/rmsnorm.cu:3-8):\n\n```cuda\n{added}```\n")
     assert "file-missing" in [f.check for f in findings(kb)]
+
+
+@pytest.mark.parametrize(
+    ("caption", "block"),
+    [
+        (
+            "It fails:",
+            'lib/kernel.cu(17): error: identifier "warp_reduce_sum" is undefined\n'
+            '1 error detected in the compilation of "lib/kernel.cu".',
+        ),
+        (
+            "g++ says:",
+            "lib/kernel.cu:17:16: error: 'warp_reduce_sum' was not declared in this scope\n"
+            "   17 |   float mean = warp_reduce_sum(sum) / cols;\n"
+            "      |                ^~~~~~~~~~~~~~~",
+        ),
+        ("Then:", "make: *** [Makefile:12: all] Error 2\nmake: Leaving directory '/src'"),
+        (
+            "The change:",
+            "diff --git a/lib/kernel.cu b/lib/kernel.cu\n--- a/lib/kernel.cu\n+++ b/lib/kernel.cu\n"
+            "@@ -17,1 +17,1 @@\n-  float mean = warp_reduce_sum(sum) / cols;\n"
+            "+  float mean = block_reduce_sum(sum) / cols;",
+        ),
+        ("Run:", "alice@node0:~/megatron$ nvcc -O3 lib/kernel.cu\nlib/kernel.cu: ok"),
+        ("Run:", "(megatron) $ nvcc -O3 lib/kernel.cu\nlib/kernel.cu: ok"),
+        ("Run:", "root@node0:~# nvcc -O3 lib/kernel.cu\nlib/kernel.cu: ok"),
+    ],
+)
+def test_what_a_compiler_a_diff_or_a_prompt_shows_is_no_quote(
+    kb: KB, caption: str, block: str
+) -> None:
+    """Compiler errors, make's output, a diff and a session at a prompt with the user and
+    host in it, in a block without a language after a right reference, were quotes of the
+    cited code, and errors (`quote-not-found`)."""
+    _upstream_with(kb, {"lib/kernel.cu": KERNEL})
+    kb.page("a.md", f"The mean (lib/kernel.cu:17).\n\n{caption}\n\n```\n{block}\n```\n")
+    assert findings(kb) == [], [f.message for f in findings(kb)]

@@ -326,10 +326,14 @@ class _FenceLines:
                 session = _OUTPUT_START.match(text, start, end)
             if session is not None:
                 return False  # a session (`$ python train.py`, `>>> f()`), not code of the file
+        if end > start:
+            content = self.content
+            if _is_log(content):
+                return False  # what a program logged (`[rank3]:[E ...]`, `x.cu(12): error`)
+            if not language and _is_diff(content):
+                return False  # a change to the code, not the code
         if language:
             return True
-        if end > start and _is_log(self.content):
-            return False  # log lines (`[rank3]:[E ...]`, `2025-01-03 12:30:01 INFO ...`)
         return _DIAGRAM.search(text, fence.start, fence.end) is None
 
     def quote(self, placement: str) -> Quote:
@@ -493,9 +497,12 @@ _OUTPUT_AFTER_REFERENCE = lazy_pattern(
 )
 """How the line of a reference ends when the block after it is what running the code printed
 (``Running lib/x.py:10-20 prints:``, ``运行 lib/x.py:10-20 的输出如下：``)."""
-_OUTPUT_START = lazy_pattern(r"[ \t]*(?:\$ |>>> |Traceback \(most recent call last\)|In \[\d*\]:)")
-"""How a block of a session's output starts, in any language: a shell or Python prompt, a
-traceback."""
+_OUTPUT_START = lazy_pattern(
+    r"[ \t]*(?:\$ |>>> |Traceback \(most recent call last\)|In \[\d*\]:"
+    r"|\([\w.-]+\)[ \t]?\$ |[\w.-]+@[\w.-]+(?::\S*)?[ \t]?[$#] |PS [A-Za-z]:\\[^>]*> )"
+)
+"""How a block of a session's output starts, in any language: a shell prompt (``$ ``,
+``(env) $ ``, ``alice@node0:~/megatron$ ``, ``root@node0:~# ``) or Python's, a traceback."""
 _LOG_LINE = lazy_pattern(
     r"""[ \t]*(?:
     \[?\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}                # 2025-01-03 12:30:01, [2025-01-03T12:30
@@ -506,6 +513,11 @@ _LOG_LINE = lazy_pattern(
     |File[ \t]+"[^"]*",[ \t]+line[ \t]+\d+               # a traceback's frame
     |Traceback[ \t]+\(most[ \t]+recent
     |[A-Z]\w*(?:Error|Exception|Warning):[ \t]           # RuntimeError: ...
+    |\S+?(?:\(\d+\)|:\d+(?::\d+)?):[ \t]*(?:fatal[ \t]+)?(?:error|warning|note|remark)\b
+                                                        # x.cu(12): error, x.cpp:12:5: warning
+    |(?:make|gmake)(?:\[\d+\])?:[ \t]                  # make: *** [all] Error 2
+    |CMake[ \t](?:Error|Warning|Deprecation)
+    |(?:ninja|collect2|nvcc|ptxas|ld|/usr/bin/ld)(?:[ \t]fatal)?:[ \t]
     )""",
     re.VERBOSE,
 )
@@ -513,13 +525,33 @@ _LOG_LINE = lazy_pattern(
 frame or its error; no line of code starts so."""
 
 
+_DIFF_START = lazy_pattern(r"diff --git |Index: |@@ -\d")
+
+
+def _is_diff(lines: Sequence[str]) -> bool:
+    """Whether a block is a change to code, as ``git diff`` writes one: its first line that is
+    not blank starts a diff (``diff --git``, ``@@ -12,7``), or it opens with the ``---`` and
+    ``+++`` lines of the two files."""
+    written = [line for line in lines if line.strip()]
+    if not written:
+        return False
+    if _DIFF_START.match(written[0]):
+        return True
+    return len(written) > 1 and written[0].startswith("--- ") and written[1].startswith("+++ ")
+
+
+_LOG_EXCERPT = lazy_pattern(r"[ \t]*(?:\d+[ \t]+\|[ \t]|\|[ \t]+[\^~])")
+"""The lines of code a compiler shows under its message (``   12 |   f();``, ``  |   ^~~``)."""
+
+
 def _is_log(lines: Sequence[str]) -> bool:
     """Whether a block's lines are what a program logged: its first line that is not blank and
-    at least half of the others are log lines (`_LOG_LINE`)."""
+    at least half of them are log lines (`_LOG_LINE`, or a compiler's excerpt after one)."""
     written = [line for line in lines if line.strip()]
     if not written or _LOG_LINE.match(written[0]) is None:
         return False
-    return 2 * sum(1 for line in written if _LOG_LINE.match(line)) >= len(written)
+    logged = sum(1 for line in written if _LOG_LINE.match(line) or _LOG_EXCERPT.match(line))
+    return 2 * logged >= len(written)
 
 
 _PROPOSAL = lazy_pattern(

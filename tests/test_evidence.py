@@ -2398,3 +2398,108 @@ def test_what_a_compiler_a_diff_or_a_prompt_shows_is_no_quote(
     _upstream_with(kb, {"lib/kernel.cu": KERNEL})
     kb.page("a.md", f"The mean (lib/kernel.cu:17).\n\n{caption}\n\n```\n{block}\n```\n")
     assert findings(kb) == [], [f.message for f in findings(kb)]
+
+
+CMAKE = (
+    "cmake_minimum_required(VERSION 3.24)\n"  # 1
+    "project(kernels LANGUAGES CXX CUDA)\n"  # 2
+    "\n"  # 3
+    "add_library(kernels SHARED\n"  # 4
+    "  csrc/layernorm.cu\n"  # 5
+    "  csrc/rmsnorm.cu)\n"  # 6
+    "target_compile_options(kernels PRIVATE -lineinfo)\n"  # 7
+    'set_target_properties(kernels PROPERTIES CUDA_ARCHITECTURES "80 90")\n'  # 8
+)
+HEADER = (
+    "#pragma once\n"  # 1
+    "#include <cuda_fp16.h>\n"  # 2
+    "\n"  # 3
+    "#define WARP_SIZE 32\n"  # 4
+    "#define BLOCK_SIZE 512\n"  # 5
+    "#define ILP 4\n"  # 6
+)
+LAUNCH = (
+    "#!/bin/bash\n"  # 1
+    "#SBATCH --nodes=4\n"  # 2
+    "#SBATCH --time=24:00:00\n"  # 3
+    "\n"  # 4
+    "if [ $# -lt 2 ]; then\n"  # 5
+    '  echo "usage: $0 DATA CKPT"; exit 1\n'  # 6
+    "fi\n"  # 7
+    'name="${1##*/}"  # the data set, without its directory\n'  # 8
+)
+DESIGN = (
+    "# Kernels\n\n## LayerNorm\n\nOne block per row; a warp reduces the sums.\n"
+    "The mean and the variance are computed in one pass (Welford).\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("cited", "fence", "quote", "differs"),
+    [
+        # CMake in a `cmake` fence: compared (it was never read).
+        ("CMakeLists.txt:7-8", "cmake", CMAKE.splitlines()[6:8], None),
+        (
+            "CMakeLists.txt:7-8",
+            "cmake",
+            ["target_compile_options(kernels PUBLIC -G)", CMAKE.splitlines()[7]],
+            "target_compile_options(kernels PUBLIC -G)",
+        ),
+        # Preprocessor lines are C's code, not comments.
+        ("lib/tensor_utils.h:4-6", "cpp", HEADER.splitlines()[3:6], None),
+        (
+            "lib/tensor_utils.h:4-6",
+            "cpp",
+            ["#define WARP_SIZE 64", "#define BLOCK_SIZE 512", "#define ILP 4"],
+            "#define WARP_SIZE 64",
+        ),
+        # A batch directive is code; shell's `$#` and `${1##*/}` are no comments.
+        (
+            "lib/launch.sh:2-3",
+            "bash",
+            ["#SBATCH --nodes=8", "#SBATCH --time=24:00:00"],
+            "#SBATCH --nodes=8",
+        ),
+        ("lib/launch.sh:5-8", "sh", LAUNCH.splitlines()[4:8], None),
+        (
+            "lib/launch.sh:5-8",
+            "sh",
+            ["if [ $# -lt 3 ]; then", *LAUNCH.splitlines()[5:8]],
+            "if [ $# -lt 3 ]; then",
+        ),
+        # A Markdown heading is text, not a comment.
+        ("lib/design.md:3-6", "markdown", DESIGN.splitlines()[2:6], None),
+        (
+            "lib/design.md:3-6",
+            "markdown",
+            ["## RMSNorm", "", *DESIGN.splitlines()[4:6]],
+            "## RMSNorm",
+        ),
+    ],
+)
+def test_quotes_of_build_files_headers_scripts_and_docs_are_read_as_their_language(
+    kb: KB, cited: str, fence: str, quote: list[str], differs: str | None
+) -> None:
+    """A `cmake` block quoting `CMakeLists.txt` was never compared (its name, not its
+    extension, says its language); `#define`, `#SBATCH`, `$#` and a Markdown heading were read
+    as comments, so a changed constant, node count, test or heading passed."""
+    repo = kb.new_upstream("lib")
+    pin = repo.commit(
+        {
+            "CMakeLists.txt": CMAKE,
+            "lib/tensor_utils.h": HEADER,
+            "lib/launch.sh": LAUNCH,
+            "lib/design.md": DESIGN,
+        },
+        "files",
+    )
+    kb.add_upstream("lib", repo, pin, prefixes=["lib/", "CMakeLists.txt"])
+    body = "\n".join(quote)
+    kb.page("a.md", f"The part ({cited}):\n\n```{fence}\n{body}\n```\n")
+    found = findings(kb)
+    if differs is None:
+        assert found == [], [f.message for f in found]
+    else:
+        (finding,) = found
+        assert finding.check == "quote-differs", finding.message
+        assert f"`{differs}` is not there" in finding.message, finding.message

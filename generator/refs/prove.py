@@ -52,6 +52,7 @@ from generator.refs.quote import (
     could_be_strong,
     is_strong,
     judge,
+    language_of,
     placements,
     prepare,
     strip_comment,
@@ -576,7 +577,7 @@ class Prover:
         ]
 
     def _prepare(self, quote: Quote, path: str) -> PreparedQuote | None:
-        language = quote.language or path.rsplit(".", 1)[-1]
+        language = quote.language or language_of(path)
         key = (quote.text, language)
         if key not in self._prepared:
             lines = quote.lines
@@ -592,7 +593,7 @@ class Prover:
         key = (upstream.name, sha)
         index = self._indexes.get(key)
         if index is None:
-            markers = comment_markers(path.rsplit(".", 1)[-1])
+            markers = comment_markers(language_of(path))
             index = self._indexes[key] = FileIndex(blob.lines, markers)
         return index
 

@@ -117,7 +117,7 @@ def could_be_strong(text: str, start: int = 0, end: int | None = None) -> bool:
         newline = text.find("\n", position, stop)
         line_end = stop if newline == -1 else newline
         stripped = text[position:line_end].strip()
-        if stripped and stripped not in ("...", "…") and not stripped.startswith(("#", "//")):
+        if stripped and stripped not in ("...", "…") and not _commented(stripped):
             count += 1
             if count >= 2:
                 return True
@@ -138,9 +138,15 @@ def could_be_evidence(text: str, start: int = 0, end: int | None = None) -> bool
         return True
     stop = len(text) if end is None else end
     return any(
-        len(line.strip()) >= ONE_LINE_LEAST and not line.strip().startswith(("#", "//"))
+        len(line.strip()) >= ONE_LINE_LEAST and not _commented(line.strip())
         for line in text[start:stop].split("\n")
     )
+
+
+def _commented(stripped: str) -> bool:
+    """Whether a line (stripped) is a comment in most languages: ``//``, or ``#`` followed by
+    no letter (``#define``, ``#include`` and ``#SBATCH`` are code where they are written)."""
+    return stripped.startswith("//") or (stripped.startswith("#") and not stripped[1:2].isalpha())
 
 
 def normalise(line: str) -> str:
@@ -182,10 +188,11 @@ class BlockIndex:
 
 def comment_markers(language: str) -> tuple[str, ...]:
     """Line-comment markers of the language family a path extension or fence names."""
-    return _COMMENTS.get(language.lower(), ("#", "//"))
+    return _COMMENTS.get(language.lower(), _HASH_OR_SLASHES)
 
 
 _HASH = ("#",)
+_HASH_OR_SLASHES = ("#", "//")
 _SLASHES = ("//",)
 _COMMENTS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(
@@ -203,20 +210,56 @@ _COMMENTS: dict[str, tuple[str, ...]] = {
         _SLASHES,
     ),
     **dict.fromkeys(_words("lua sql hs haskell"), ("--",)),
+    **dict.fromkeys(_words("md markdown rst restructuredtext rest txt text"), ()),
+}
+_FILE_NAMES = {
+    "cmakelists.txt": "cmake",
+    "makefile": "makefile",
+    "gnumakefile": "makefile",
+    "dockerfile": "dockerfile",
+    "containerfile": "dockerfile",
 }
 
 
+def language_of(path: str) -> str:
+    """The language a file's name says: its extension (``py``), or for the files named for
+    their tool, the tool's (``CMakeLists.txt``: ``cmake``, ``Makefile``, ``Dockerfile``)."""
+    name = path.rsplit("/", 1)[-1].lower()
+    known = _FILE_NAMES.get(name) or next(
+        (kind for prefix, kind in _FILE_NAMES.items() if name.startswith(prefix + ".")), None
+    )
+    if known is not None:
+        return known
+    return name.rsplit(".", 1)[-1] if "." in name else name
+
+
 def strip_comment(text: str, markers: tuple[str, ...]) -> str:
-    """``text`` (normalised) without a trailing comment, for markers outside string literals."""
+    """``text`` (normalised) without a trailing comment, for markers outside string literals.
+    A ``#`` right after ``$`` or ``{`` is shell's (``$#``, ``${#a[@]}``, ``${x##*/}``), and a
+    batch system's directive (``#SBATCH --nodes=4``) is code, not a comment."""
     if len(markers) == 1:
         first = text.find(markers[0])
     else:
         first = min((found for m in markers if (found := text.find(m)) != -1), default=-1)
     if first == -1:
         return text
+    if text[first] == "#" and (
+        (first and text[first - 1] in "${") or (first == 0 and _DIRECTIVE.match(text))
+    ):
+        return _strip_comment_slowly(text, markers)
     head = text[:first]
     if '"' not in head and "'" not in head and "`" not in head and "\\" not in head:
         return head.rstrip()  # no string can hide the marker: the common case
+    return _strip_comment_slowly(text, markers)
+
+
+_DIRECTIVE = re.compile(r"#(?:SBATCH|PBS|BSUB|\$)\s")
+"""A batch system's directive, written as a shell comment."""
+
+
+def _strip_comment_slowly(text: str, markers: tuple[str, ...]) -> str:
+    if _DIRECTIVE.match(text):
+        return text
     quote: str | None = None
     escaped = False
     for index, char in enumerate(text):
@@ -231,6 +274,8 @@ def strip_comment(text: str, markers: tuple[str, ...]) -> str:
         elif char in "\"'`":
             quote = char
         elif any(text.startswith(marker, index) for marker in markers):
+            if char == "#" and index and text[index - 1] in "${#":
+                continue  # (shell's `$#`, `${#a[@]}`, `${x##*/}`)
             return text[:index].rstrip()
     return text
 

@@ -33,6 +33,7 @@ from generator.refs.quote import (
     PreparedQuote,
     comment_markers,
     is_strong,
+    language_of,
     prepare,
 )
 from generator.refs.resolve import (
@@ -406,7 +407,7 @@ class _Weigher:
     def _index(self, sha: str, blob: BlobText, path: str) -> FileIndex:
         index = self._indexes.get(sha)
         if index is None:
-            index = FileIndex(blob.lines, comment_markers(path.rsplit(".", 1)[-1]))
+            index = FileIndex(blob.lines, comment_markers(language_of(path)))
             self._indexes[sha] = index
         return index
 

@@ -35,7 +35,7 @@ from generator.patterns import lazy_pattern
 from generator.refs.extract.links import extract_headings
 from generator.refs.extract.markdown import Fence, MarkdownLayout
 from generator.refs.extract.refs import KNOWN_EXTENSIONS, RefRecord
-from generator.refs.quote import could_be_evidence
+from generator.refs.quote import could_be_evidence, language_of
 
 _MAX_CAPTION_LINES = 2
 _MAX_CAPTION_LENGTH = 160
@@ -89,7 +89,7 @@ for _family, _names in {
     "scala": "scala",
     "javascript": "js mjs cjs javascript jsx node",
     "typescript": "ts tsx typescript",
-    "shell": "sh bash zsh shell",
+    "shell": "sh bash zsh shell shell-script shellscript",
     "yaml": "yaml yml",
     "toml": "toml",
     "json": "json jsonl jsonc",
@@ -99,9 +99,10 @@ for _family, _names in {
     "sql": "sql",
     "proto": "proto protobuf",
     "cmake": "cmake",
-    "make": "mk make makefile",
+    "make": "mk make makefile gnumakefile",
+    "docker": "docker dockerfile containerfile",
     "markdown": "md markdown",
-    "rst": "rst",
+    "rst": "rst restructuredtext rest",
     "triton": "triton",
 }.items():
     for _name in _names.split():
@@ -119,8 +120,7 @@ def quotes_language(fence_language: str, path: str) -> bool:
     """Whether a block in ``fence_language`` can quote the file ``path``."""
     if not fence_language:
         return True
-    extension = path.rsplit(".", 1)[-1] if "." in path.rsplit("/", 1)[-1] else path
-    return family(fence_language) == family(extension)
+    return family(fence_language) == family(language_of(path))
 
 
 def collect_evidence(

@@ -2503,3 +2503,68 @@ def test_quotes_of_build_files_headers_scripts_and_docs_are_read_as_their_langua
         (finding,) = found
         assert finding.check == "quote-differs", finding.message
         assert f"`{differs}` is not there" in finding.message, finding.message
+
+
+SCALER = (
+    "__device__ void update_scale(float* scale, int* growth, bool overflow) {\n"  # 1
+    "  /*\n"  # 2
+    "   * Halve the scale on overflow; double it after 2000 steps without one.\n"  # 3
+    "   * The growth counter restarts either way.\n"  # 4
+    "   */\n"  # 5
+    "  if (overflow) {\n"  # 6
+    "    *scale *= 0.5f;\n"  # 7
+    "    *growth = 0;\n"  # 8
+    "  } else if (++*growth == 2000) {\n"  # 9
+    "    *scale *= 2.0f;\n"  # 10
+    "    *growth = 0;\n"  # 11
+    "  }\n"  # 12
+    "}\n"  # 13
+)
+RAY = (
+    "#!/bin/bash\n"  # 1
+    "ray start --head --port=6379 --num-gpus=8 --dashboard-host=0.0.0.0\n"  # 2
+    "python train.py \\\n"  # 3
+    "  --tensor-model-parallel-size 2 \\\n"  # 4
+    "  --pipeline-model-parallel-size 4\n"  # 5
+)
+
+
+@pytest.mark.parametrize(
+    ("cited", "quote"),
+    [
+        # `/* ... */` elides, and a block comment the quote leaves out is no gap.
+        (
+            "lib/scaler.cu:1-13",
+            SCALER.splitlines()[0] + "\n  /* ... */\n" + "\n".join(SCALER.splitlines()[5:13]),
+        ),
+        ("lib/scaler.cu:1-13", SCALER.splitlines()[0] + "\n" + "\n".join(SCALER.splitlines()[5:])),
+        # A command split with `\`, or one joined from lines ending with it.
+        (
+            "lib/run.sh:2-5",
+            "ray start --head \\\n  --port=6379 \\\n  --num-gpus=8 \\\n"
+            "  --dashboard-host=0.0.0.0\n" + "\n".join(RAY.splitlines()[2:5]),
+        ),
+        (
+            "lib/run.sh:2-5",
+            RAY.splitlines()[1] + "\npython train.py --tensor-model-parallel-size 2 "
+            "--pipeline-model-parallel-size 4",
+        ),
+    ],
+)
+def test_block_comments_and_line_continuations_are_abridged_as_authors_do(
+    kb: KB, cited: str, quote: str
+) -> None:
+    _upstream_with(kb, {"lib/scaler.cu": SCALER, "lib/run.sh": RAY})
+    kb.page("a.md", f"The code ({cited}):\n\n```\n{quote}\n```\n")
+    assert findings(kb) == [], [f.message for f in findings(kb)]
+
+
+def test_a_command_joined_from_its_continued_lines_with_a_value_changed_differs(kb: KB) -> None:
+    """Joined from lines ending with `\\`, a command with `4` for `2` was "nowhere", an error,
+    as if the page quoted other code."""
+    _upstream_with(kb, {"lib/run.sh": RAY})
+    joined = "python train.py --tensor-model-parallel-size 4 --pipeline-model-parallel-size 4"
+    kb.page("a.md", f"The code (lib/run.sh:2-5):\n\n```\n{RAY.splitlines()[1]}\n{joined}\n```\n")
+    (finding,) = findings(kb)
+    assert finding.check == "quote-differs", finding.message
+    assert "`python train.py --tensor-model-parallel-size 4" in finding.message

@@ -25,7 +25,7 @@ import logging
 import re
 import subprocess
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -1193,18 +1193,34 @@ def _edited_from(prepared: PreparedQuote, index: FileIndex, start: int, end: int
             at, exact = found[0] - start + 1, exact + 1
             continue
         matcher.set_seq2(line.bare)
-        for offset in range(at, len(window)):
-            matcher.set_seq1(window[offset])
+        for offset, last in _runs(window, at):
+            matcher.set_seq1(" ".join(window[offset : last + 1]).replace("\\ ", ""))
             if (
                 matcher.real_quick_ratio() >= _EDITED_LEAST
                 and matcher.quick_ratio() >= _EDITED_LEAST
                 and (ratio := matcher.ratio()) >= _EDITED_LEAST
             ):
-                at, loose = offset + 1, loose or ratio < _EDITED_LIKENESS
+                at, loose = last + 1, loose or ratio < _EDITED_LIKENESS
                 break
         else:
             return False
     return not loose or 2 * exact >= len(code)
+
+
+_JOINED_LINES = 4
+"""The most cited lines one quoted line may join (a command whose `\\` continuations it
+dropped), when the quote is nowhere as written."""
+
+
+def _runs(window: Sequence[str], at: int) -> Iterator[tuple[int, int]]:
+    """The (first, last) offsets of ``window`` from ``at`` a quoted line may be: each line,
+    then runs of up to `_JOINED_LINES` lines, the first ending with a continuation."""
+    for offset in range(at, len(window)):
+        yield offset, offset
+    for offset in range(at, len(window)):
+        if window[offset].endswith("\\"):
+            for last in range(offset + 1, min(len(window), offset + _JOINED_LINES)):
+                yield offset, last
 
 
 _TOKEN = lazy_pattern(r"""[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?|"[^"]*"|'[^']*'""")

@@ -361,6 +361,8 @@ def _read_line(
     if not text:
         return None
     bare = strip_comment(text, markers)
+    if bare.startswith("/*") and bare.endswith("*/") and "//" in markers:
+        bare = ""  # a block comment on a line of its own (`/* ... */` elides)
     if _is_elision(text, bare, markers):
         return _ELIDED
     if not bare:
@@ -432,9 +434,11 @@ class FileIndex:
     @cached_property
     def skippable(self) -> list[bool]:
         """Lines a quote may leave out without saying so: blank lines, comment-only lines and
-        the lines of a docstring (a triple-quoted string standing alone)."""
+        the lines of a docstring (a triple-quoted string standing alone) or, in C's family, of
+        a block comment standing alone."""
         skippable = []
         markers = self.markers
+        blocks = "//" in markers  # (C's family: `/* ... */` comments too)
         inside: str | None = None
         for text in self.normalised:
             if inside is not None:
@@ -447,6 +451,11 @@ class FileIndex:
                 skippable.append(True)
                 if text.count(opening) % 2 == 1:
                     inside = opening
+                continue
+            if blocks and text.startswith("/*"):  # a block comment of its own: to its end
+                skippable.append(True)
+                if "*/" not in text:
+                    inside = "*/"
                 continue
             skippable.append(not text or text.startswith(markers))
         return skippable
@@ -698,7 +707,13 @@ def compact(text: str, markers: tuple[str, ...]) -> str:
     bare = strip_comment(text, markers)
     if not bare:
         return ""
+    if "\\" in bare:
+        bare = _CONTINUATION.sub("", bare)
     return _TRAILING_COMMA.sub("", "".join(bare.split()))
+
+
+_CONTINUATION = re.compile(r"\\(?=\s|$)")
+"""A backslash that continues a line (shell, Python, C's macros): joined, the line needs none."""
 
 
 def compact_lines(lines: Sequence[str], markers: tuple[str, ...]) -> list[str]:

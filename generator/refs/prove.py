@@ -154,7 +154,11 @@ class Prover:
             target = self._target(verdict)
         if target is None:
             return []
-        if context is not None and context.synced_at(target.upstream.name) == target.commit:
+        if (
+            context is not None
+            and context.anchored
+            and context.synced_at(target.upstream.name) == target.commit
+        ):
             target = replace(target, synced=True)
         findings: list[Finding] = []
         if target.missing:

@@ -143,10 +143,9 @@ def could_be_evidence(text: str, start: int = 0, end: int | None = None) -> bool
     )
 
 
-def _commented(stripped: str) -> bool:
-    """Whether a line (stripped) is a comment in most languages: ``//``, or ``#`` followed by
-    no letter (``#define``, ``#include`` and ``#SBATCH`` are code where they are written)."""
-    return stripped.startswith("//") or (stripped.startswith("#") and not stripped[1:2].isalpha())
+_commented = re.compile(r"//|#(?![A-Za-z])").match
+"""Whether a line (stripped) is a comment in most languages: ``//``, or ``#`` followed by no
+letter (``#define``, ``#include`` and ``#SBATCH`` are code where they are written)."""
 
 
 def normalise(line: str) -> str:
@@ -221,6 +220,7 @@ _FILE_NAMES = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
 def language_of(path: str) -> str:
     """The language a file's name says: its extension (``py``), or for the files named for
     their tool, the tool's (``CMakeLists.txt``: ``cmake``, ``Makefile``, ``Dockerfile``)."""

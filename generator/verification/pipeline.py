@@ -1114,6 +1114,8 @@ def _not_fixed_by(proof: list[Finding], found: list[Finding]) -> list[Finding]:
     would repeat the mistake the fix is for (and so would one that the lines are blank). One
     finding per mistake, the one with the fix. When the quote doubts the pin instead, the
     symbol's findings say so too."""
+    if not proof:
+        return found
     if any(finding.fix is not None for finding in proof):
         return [finding for finding in found if finding.check not in _SETTLED_BY_A_FIX]
     # A quote that another commit holds says the page's pin is wrong: then a symbol not at

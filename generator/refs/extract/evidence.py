@@ -317,21 +317,23 @@ class _FenceLines:
         text = self._layout.text
         start, end = self.body
         if end > start:
+            newline = text.find("\n", start, end)
+            first = text[start : newline if newline != -1 else end]
             if self.depth:  # in a block quote: its first line without the markers
-                newline = text.find("\n", start, end)
-                session = _OUTPUT_START.match(
-                    unquoted(text[start : newline if newline != -1 else end], self.depth)
-                )
-            else:
-                session = _OUTPUT_START.match(text, start, end)
-            if session is not None:
+                first = unquoted(first, self.depth)
+            if _OUTPUT_START.match(first) is not None:
                 return False  # a session (`$ python train.py`, `>>> f()`), not code of the file
-        if end > start:
-            content = self.content
-            if _is_log(content):
-                return False  # what a program logged (`[rank3]:[E ...]`, `x.cu(12): error`)
-            if not language and _is_diff(content):
-                return False  # a change to the code, not the code
+            # (The whole block is read only when its first line may start a log or a diff.)
+            if (
+                not first.strip()
+                or _LOG_LINE.match(first)
+                or (not language and first[:1] in "d-I@")
+            ):
+                content = self.content
+                if _is_log(content):
+                    return False  # what a program logged (`[rank3]:[E ...]`, `x.cu(12): error`)
+                if not language and _is_diff(content):
+                    return False  # a change to the code, not the code
         if language:
             return True
         return _DIAGRAM.search(text, fence.start, fence.end) is None

@@ -2568,3 +2568,20 @@ def test_a_command_joined_from_its_continued_lines_with_a_value_changed_differs(
     (finding,) = findings(kb)
     assert finding.check == "quote-differs", finding.message
     assert "`python train.py --tensor-model-parallel-size 4" in finding.message
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "`layernorm_forward_kernel` 的均值（lib/kernel.cu 第 13-17 行），会漏掉列。建议改为：",
+        "The mean pass (lib/kernel.cu:13-17) skips the last column; fix:",
+        "The mean pass (lib/kernel.cu:13-17) should be:",
+    ],
+)
+def test_a_block_the_reference_s_own_line_proposes_is_no_quote(kb: KB, line: str) -> None:
+    """A proposal said on the reference's own line (建议改为：) was read as a quote of the
+    cited code, which it changes on purpose: a warning on a right reference."""
+    _upstream_with(kb, {"lib/kernel.cu": KERNEL})
+    proposed = "".join(KERNEL.splitlines(keepends=True)[12:17]).replace("< cols", "<= cols")
+    kb.page("a.md", f"{line}\n\n```cuda\n{proposed}```\n")
+    assert findings(kb) == [], [f.message for f in findings(kb)]

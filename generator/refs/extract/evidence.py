@@ -690,8 +690,9 @@ def _introduced(layout: MarkdownLayout, open_line: int) -> bool:
 
 def _introduces_output(layout: MarkdownLayout, line: int) -> bool:
     """Whether page line ``line`` ends as a reference's line does that introduces what
-    running the code printed (`_OUTPUT_AFTER_REFERENCE`). Only a line ending in a colon
-    can: most are rejected on their last characters, without reading them further."""
+    running the code printed (`_OUTPUT_AFTER_REFERENCE`), or code the author proposes instead
+    (`_PROPOSAL_AFTER_REFERENCE`). Only a line ending in a colon can: most are rejected on
+    their last characters, without reading them further."""
     text, starts = layout.text, layout.line_starts
     start = starts[line - 1]
     end = starts[line] - 1 if line < len(starts) else len(text)
@@ -700,7 +701,18 @@ def _introduces_output(layout: MarkdownLayout, line: int) -> bool:
         last -= 1
     if last == start or text[last - 1] not in ":：":
         return False
+    if _PROPOSAL_AFTER_REFERENCE.search(text, max(start, last - 24), end) is not None:
+        return True  # "... x.py:10-20，会漏掉列。建议改为：": the author's code follows
     return _OUTPUT_AFTER_REFERENCE.search(text, max(start, last - 24), end) is not None
+
+
+_PROPOSAL_AFTER_REFERENCE = lazy_pattern(
+    r"(?:\b(?:fix(?:ed)?|should\s+be|instead|suggest(?:ed|ion)?|proposed?|patch|rewrite)"
+    r"|建议(?:改为|改成|修改为)?|修复|改为|改成|应改为|应该是|修改后)[ \t*_]*[:：][ \t*_]*$",
+    re.IGNORECASE,
+)
+"""How the line of a reference ends when the block after it is code the author proposes
+instead (``x.py:36-42 drops a column; fix:``, ``……第 36-42 行），会漏掉列。建议改为：``)."""
 
 
 def _is_output(caption: str) -> bool:

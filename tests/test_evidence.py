@@ -2585,3 +2585,23 @@ def test_a_block_the_reference_s_own_line_proposes_is_no_quote(kb: KB, line: str
     proposed = "".join(KERNEL.splitlines(keepends=True)[12:17]).replace("< cols", "<= cols")
     kb.page("a.md", f"{line}\n\n```cuda\n{proposed}```\n")
     assert findings(kb) == [], [f.message for f in findings(kb)]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "bash lib/run.sh /data/ckpt",
+        "CUDA_VISIBLE_DEVICES=0,1 bash run.sh /data/ckpt",
+        "sbatch lib/run.sh",
+    ],
+)
+def test_a_command_that_runs_the_cited_script_is_no_quote_of_it(kb: KB, command: str) -> None:
+    """How to run the script whose lines a page cites, in a block after them, was quoted code
+    found nowhere: an error."""
+    _upstream_with(kb, {"lib/run.sh": RAY})
+    block = (
+        f"export CUDA_DEVICE_MAX_CONNECTIONS=1\n{command} --tensor-model-parallel-size 2\n"
+        "tail -f logs/pretrain_gpt_tp2_pp4.log\n"
+    )
+    kb.page("a.md", f"The launch (lib/run.sh:2-5) runs as:\n\n```bash\n{block}```\n")
+    assert findings(kb) == [], [f.message for f in findings(kb)]

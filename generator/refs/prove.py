@@ -1001,8 +1001,11 @@ _HEADER_LINE = lazy_pattern(r"\b(?:func|function|fn|def|sub|proc|fun)\b|\{[ \t]*
 def _a_usage_example(text: str, cited: BlobText, ref: CodeRef) -> bool:
     """Whether a quote found nowhere in the upstream calls what the cited lines define, and
     defines nothing: an example of its use (`` build a trainer like this
-    (base.py:19-32):`` and ``trainer = BaseTrainer(model, cfg)``), not a copy of its code."""
+    (base.py:19-32):`` and ``trainer = BaseTrainer(model, cfg)``), not a copy of its code; or
+    runs the cited file (``bash scripts/run.sh /ckpt``)."""
     assert ref.start is not None and ref.end is not None
+    if _RUNS_A_FILE.search(text) and _runs_file(text, ref.path.rsplit("/", 1)[-1]):
+        return True  # `bash scripts/run.sh /ckpt`, `torchrun train.py --tp 2`: it is run
     if cited.is_binary or not ref.path.endswith((".py", ".pyi")):
         return False
     around = names_of_lines(cited.line_tuple, ref.start, ref.end)
@@ -1016,6 +1019,24 @@ def _a_usage_example(text: str, cited: BlobText, ref: CodeRef) -> bool:
     if _DEFINES.search(text):
         return False  # code of definitions: a copy of some, not an example of a call
     return any(re.search(rf"(?<![\w]){re.escape(name)}\(", text) is not None for name in defined)
+
+
+_RUNS_A_FILE = lazy_pattern(
+    r"^[ \t]*(?:\$[ \t]+)?(?:[A-Z_][A-Z0-9_]*=\S*[ \t]+)*"
+    r"(?:python3?|bash|sh|zsh|source|torchrun|deepspeed|accelerate[ \t]+launch|srun|sbatch|"
+    r"mpirun|uv[ \t]+run|\./)",
+    re.MULTILINE,
+)
+"""A command line that runs a program (``bash x.sh``, ``CUDA_VISIBLE_DEVICES=0 torchrun``)."""
+
+
+def _runs_file(text: str, name: str) -> bool:
+    """Whether a line of ``text`` that runs a program (`_RUNS_A_FILE`) names the file
+    ``name``."""
+    file = re.compile(rf"(?:^|[\s/]){re.escape(name)}(?=\s|$)")
+    return any(
+        _RUNS_A_FILE.match(line) and file.search(line) for line in text.split("\n") if name in line
+    )
 
 
 def _not_defined_there(ref: CodeRef, there: BlobText, place: Placement) -> str | None:

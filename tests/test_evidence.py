@@ -77,6 +77,16 @@ def sleep(self, tags=None):
     torch.cuda.empty_cache()
 ```"""
 
+OLD_SLEEP_QUOTE = """\
+```python
+def sleep(self, tags=None):
+    state = self.model.state_dict()
+    self.saved = {name: tensor.cpu() for name, tensor in state.items()}
+    self.model.to("cpu")
+    torch.cuda.empty_cache()
+```"""
+"""`sleep()` as the older commit (`OLD`) has it."""
+
 
 @pytest.fixture
 def actor_kb(kb: KB) -> KB:
@@ -98,6 +108,16 @@ def _upstream_with(kb: KB, files: dict[str, str]) -> str:
     pin = repo.commit(files, "files")
     kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
     return pin
+
+
+def _assert_differs(found: list, said: str | None) -> None:  # type: ignore[type-arg]
+    """No finding when ``said`` is None, else one `quote-differs` whose message says it."""
+    if said is None:
+        assert found == [], [f.message for f in found]
+    else:
+        (finding,) = found
+        assert finding.check == "quote-differs", finding.message
+        assert said in finding.message, finding.message
 
 
 def findings(kb: KB, check: str | None = None):  # type: ignore[no-untyped-def]
@@ -174,11 +194,7 @@ def test_a_quote_in_another_file_is_found_there(actor_kb: KB) -> None:
 
 
 def test_a_quote_found_only_at_an_older_commit_names_that_commit(actor_kb: KB) -> None:
-    quote = (
-        "```python\ndef sleep(self, tags=None):\n    state = self.model.state_dict()\n"
-        "    self.saved = {name: tensor.cpu() for name, tensor in state.items()}\n"
-        '    self.model.to("cpu")\n    torch.cuda.empty_cache()\n```'
-    )
+    quote = OLD_SLEEP_QUOTE
     actor_kb.page("a.md", f"`sleep()` (lib/actor.py:15-22):\n\n{quote}\n")
     (finding,) = findings(actor_kb)
     assert finding.check == "quote-not-found"
@@ -708,11 +724,7 @@ def test_bad_quotes_are_findings_and_fix_writes_nothing(actor_kb: KB) -> None:
 
 
 def test_pin_suggest_ranks_the_commit_written_against_and_writes_it(actor_kb: KB) -> None:
-    quote = (
-        "```python\ndef sleep(self, tags=None):\n    state = self.model.state_dict()\n"
-        "    self.saved = {name: tensor.cpu() for name, tensor in state.items()}\n"
-        '    self.model.to("cpu")\n    torch.cuda.empty_cache()\n```'
-    )
+    quote = OLD_SLEEP_QUOTE
     actor_kb.page("old.md", f"# Old\n\n`sleep()` (lib/actor.py:7-12):\n\n{quote}\n")
     result = actor_kb.cli("pin", "suggest", "docs", "--format", "json")
     assert result.returncode == 0, result.stderr
@@ -746,11 +758,7 @@ def test_pin_suggest_weighs_no_held_reference_and_writes_no_pin_into_a_page_citi
     """After a sync, a reference held at the old commit (its code changed) scored against the
     new pin, and `--write` moved the pages back; and it wrote `upstream` and `pin` into an
     index page citing no code."""
-    old_quote = (
-        "```python\ndef sleep(self, tags=None):\n    state = self.model.state_dict()\n"
-        "    self.saved = {name: tensor.cpu() for name, tensor in state.items()}\n"
-        '    self.model.to("cpu")\n    torch.cuda.empty_cache()\n```'
-    )
+    old_quote = OLD_SLEEP_QUOTE
     old = actor_kb.old  # type: ignore[attr-defined]
     held = (
         f"---\nheld_refs:\n  - upstream: lib\n    commit: {old}\n    ref: lib/actor.py:7-12\n"
@@ -1894,13 +1902,7 @@ def test_a_signature_is_abridged_only_by_leaving_out_what_it_declares(
     _upstream_with(kb, {"lib/trainer.py": TRAINER})
     quote = "```python\n" + textwrap.indent(body, "    ") + "```"
     kb.page("a.md", f"The method (lib/trainer.py:{cited}):\n\n{quote}\n")
-    found = findings(kb)
-    if differs is None:
-        assert found == [], [f.message for f in found]
-    else:
-        (finding,) = found
-        assert finding.check == "quote-differs", finding.message
-        assert f"`{differs}" in finding.message, finding.message
+    _assert_differs(findings(kb), f"`{differs}" if differs else None)
 
 
 @pytest.mark.parametrize(
@@ -2195,11 +2197,7 @@ def test_a_quote_of_an_older_version_names_the_commit_that_changed_the_file(kb: 
     last = repo.commit({"lib/README": "docs\n"}, "Add the docs")
     pin = repo.commit({"lib/actor.py": ACTOR}, "Rewrite the actor")
     kb.add_upstream("lib", repo, pin, prefixes=["lib/"])
-    quote = (
-        "```python\ndef sleep(self, tags=None):\n    state = self.model.state_dict()\n"
-        "    self.saved = {name: tensor.cpu() for name, tensor in state.items()}\n"
-        '    self.model.to("cpu")\n    torch.cuda.empty_cache()\n```'
-    )
+    quote = OLD_SLEEP_QUOTE
     kb.page("a.md", f"`sleep()` (lib/actor.py:15-22):\n\n{quote}\n")
     (finding,) = findings(kb)
     assert finding.check == "quote-not-found"
@@ -2496,13 +2494,7 @@ def test_quotes_of_build_files_headers_scripts_and_docs_are_read_as_their_langua
     kb.add_upstream("lib", repo, pin, prefixes=["lib/", "CMakeLists.txt"])
     body = "\n".join(quote)
     kb.page("a.md", f"The part ({cited}):\n\n```{fence}\n{body}\n```\n")
-    found = findings(kb)
-    if differs is None:
-        assert found == [], [f.message for f in found]
-    else:
-        (finding,) = found
-        assert finding.check == "quote-differs", finding.message
-        assert f"`{differs}` is not there" in finding.message, finding.message
+    _assert_differs(findings(kb), f"`{differs}` is not there" if differs else None)
 
 
 SCALER = (

@@ -377,20 +377,34 @@ class Prover:
         elif _edited_from(prepared, index, ref.start, ref.end):
             # Nowhere as written, but the cited lines line by line with a word changed (a
             # local renamed, a value): the page quotes them edited, not other code.
-            differences = _differences(prepared, quote, index, ref.start, ref.end)
-            if not differences:
-                return []  # (only abridged, or with other quote marks)
-            return [
-                self._finding(
-                    ref,
-                    target,
-                    "quote-differs",
-                    f"{where} differs from {cited}: {differences}",
-                    "quote the code as it is there (eliding with `...` what it leaves out), "
-                    "or cite the code it shows",
-                )
-            ]
+            return self._differing(ref, target, quote, prepared, ref.start, ref.end)
         return [self._finding(ref, target, "quote-not-found", message, suggestion)]
+
+    def _differing(
+        self,
+        ref: CodeRef,
+        target: _Target,
+        quote: Quote,
+        prepared: PreparedQuote,
+        low: int,
+        high: int,
+    ) -> list[Finding]:
+        """`quote-differs` naming how the quote differs from lines ``low..high``
+        (`_differences`); nothing when it only abridges them."""
+        differences = _differences(prepared, quote, self._index(target), low, high)
+        if not differences:
+            return []
+        return [
+            self._finding(
+                ref,
+                target,
+                "quote-differs",
+                f"{_quote_words(quote, prepared)} differs from {_cited(low, high, target)}: "
+                f"{differences}",
+                "quote the code as it is there (eliding with `...` what it leaves out), "
+                "or cite the code it shows",
+            )
+        ]
 
     def _copied_elsewhere(
         self,
@@ -532,21 +546,7 @@ class Prover:
             # not have misstates it, which a reader cannot see. Said, line by line.
             assert ref.start is not None and ref.end is not None
             low, high = min(ref.start, place.first), max(ref.end, place.last)
-            differences = _differences(prepared, quote, self._index(target), low, high)
-            if not differences:
-                return []
-            return [
-                self._finding(
-                    ref,
-                    target,
-                    "quote-differs",
-                    f"{_quote_words(quote, prepared)} differs from "
-                    f"{_cited(low, high, target)}: "
-                    f"{differences}",
-                    "quote the code as it is there (eliding with `...` what it leaves out), "
-                    "or cite the code it shows",
-                )
-            ]
+            return self._differing(ref, target, quote, prepared, low, high)
         return [
             self._finding(
                 ref,

@@ -2597,3 +2597,35 @@ def test_a_command_that_runs_the_cited_script_is_no_quote_of_it(kb: KB, command:
     )
     kb.page("a.md", f"The launch (lib/run.sh:2-5) runs as:\n\n```bash\n{block}```\n")
     assert findings(kb) == [], [f.message for f in findings(kb)]
+
+
+def test_a_build_file_is_quoted_in_its_tool_s_language_or_its_extension_s(kb: KB) -> None:
+    """`CMakeLists.txt` is CMake: a `cmake` block quotes it. A `txt` block, as its name
+    ends, still does: it was compared before, and a changed line still told."""
+    repo = kb.new_upstream("lib")
+    pin = repo.commit({"CMakeLists.txt": CMAKE}, "cmake")
+    kb.add_upstream("lib", repo, pin, prefixes=["CMakeLists.txt"])
+    changed = ["target_compile_options(kernels PUBLIC -G)", CMAKE.splitlines()[7]]
+    for fence in ("cmake", "txt", ""):
+        body = "\n".join(changed)
+        kb.page("a.md", f"The options (CMakeLists.txt:7-8):\n\n```{fence}\n{body}\n```\n")
+        _assert_differs(findings(kb), "`target_compile_options(kernels PUBLIC -G)` is not there")
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        'lib/kernel.cu(17): error: identifier "warp_reduce_sum" is undefined\n'
+        "    float mean = warp_reduce_sum(sum) / cols;\n"
+        "                 ^\n\n"
+        '1 error detected in the compilation of "lib/kernel.cu".',
+        "lib/kernel.cu: In function 'void layernorm_forward_kernel(const T*, T*, int)':\n"
+        "lib/kernel.cu:17:16: error: 'warp_reduce_sum' was not declared in this scope\n"
+        "   17 |   float mean = warp_reduce_sum(sum) / cols;\n"
+        "      |                ^~~~~~~~~~~~~~~",
+    ],
+)
+def test_a_compiler_s_message_with_its_excerpt_is_no_quote(kb: KB, block: str) -> None:
+    _upstream_with(kb, {"lib/kernel.cu": KERNEL})
+    kb.page("a.md", f"The mean (lib/kernel.cu:17) fails:\n\n```cuda\n{block}\n```\n")
+    assert findings(kb) == [], [f.message for f in findings(kb)]

@@ -120,7 +120,9 @@ def quotes_language(fence_language: str, path: str) -> bool:
     """Whether a block in ``fence_language`` can quote the file ``path``."""
     if not fence_language:
         return True
-    return family(fence_language) == family(language_of(path))
+    fence = family(fence_language)
+    extension = path.rsplit(".", 1)[-1] if "." in path.rsplit("/", 1)[-1] else ""
+    return fence == family(language_of(path)) or (bool(extension) and fence == family(extension))
 
 
 def collect_evidence(
@@ -519,6 +521,8 @@ _LOG_LINE = lazy_pattern(
                                                         # x.cu(12): error, x.cpp:12:5: warning
     |(?:make|gmake)(?:\[\d+\])?:[ \t]                  # make: *** [all] Error 2
     |CMake[ \t](?:Error|Warning|Deprecation)
+    |\S+:[ \t](?:In[ \t](?:member[ \t])?function|In[ \t]instantiation|At[ \t]global[ \t]scope)
+    |In[ \t]file[ \t]included[ \t]from[ \t]
     |(?:ninja|collect2|nvcc|ptxas|ld|/usr/bin/ld)(?:[ \t]fatal)?:[ \t]
     )""",
     re.VERBOSE,
@@ -542,8 +546,11 @@ def _is_diff(lines: Sequence[str]) -> bool:
     return len(written) > 1 and written[0].startswith("--- ") and written[1].startswith("+++ ")
 
 
-_LOG_EXCERPT = lazy_pattern(r"[ \t]*(?:\d+[ \t]+\|[ \t]|\|[ \t]+[\^~])")
-"""The lines of code a compiler shows under its message (``   12 |   f();``, ``  |   ^~~``)."""
+_LOG_EXCERPT = lazy_pattern(
+    r"[ \t]*(?:\d+[ \t]+\|[ \t]|\|[ \t]+[\^~]|\^[~^]*[ \t]*$|\d+ errors? detected\b)"
+)
+"""The lines a compiler shows under its message: the code (``   12 |   f();``) and a caret
+under it (``  |   ^~~``, nvcc's ``    ^``), and its count (``1 error detected``)."""
 
 
 def _is_log(lines: Sequence[str]) -> bool:

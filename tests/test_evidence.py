@@ -2385,6 +2385,14 @@ def test_a_comment_of_the_quoted_code_citing_another_file_is_not_the_page_s_refe
         ("Run:", "alice@node0:~/megatron$ nvcc -O3 lib/kernel.cu\nlib/kernel.cu: ok"),
         ("Run:", "(megatron) $ nvcc -O3 lib/kernel.cu\nlib/kernel.cu: ok"),
         ("Run:", "root@node0:~# nvcc -O3 lib/kernel.cu\nlib/kernel.cu: ok"),
+        ("Debug:", "(cuda-gdb) run\nCUDA Exception: Warp Illegal Address\n(cuda-gdb) bt"),
+        (
+            "Sanitize:",
+            "========= COMPUTE-SANITIZER\n"
+            "========= Invalid __global__ read of size 4 bytes\n"
+            "=========     at layernorm_forward_kernel+0x2d0 in lib/kernel.cu:15",
+        ),
+        ("Profile:", "==PROF== Connected to process 4242\n==PROF== Profiling kernel: 100%"),
     ],
 )
 def test_what_a_compiler_a_diff_or_a_prompt_shows_is_no_quote(

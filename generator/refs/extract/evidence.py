@@ -503,10 +503,12 @@ _OUTPUT_AFTER_REFERENCE = lazy_pattern(
 (``Running lib/x.py:10-20 prints:``, ``运行 lib/x.py:10-20 的输出如下：``)."""
 _OUTPUT_START = lazy_pattern(
     r"[ \t]*(?:\$ |>>> |Traceback \(most recent call last\)|In \[\d*\]:"
-    r"|\([\w.-]+\)[ \t]?\$ |[\w.-]+@[\w.-]+(?::\S*)?[ \t]?[$#] |PS [A-Za-z]:\\[^>]*> )"
+    r"|\([\w.-]+\)[ \t]?\$ |[\w.-]+@[\w.-]+(?::\S*)?[ \t]?[$#] |PS [A-Za-z]:\\[^>]*> "
+    r"|\((?:cuda-)?gdb\) |\(Pdb\) )"
 )
 """How a block of a session's output starts, in any language: a shell prompt (``$ ``,
-``(env) $ ``, ``alice@node0:~/megatron$ ``, ``root@node0:~# ``) or Python's, a traceback."""
+``(env) $ ``, ``alice@node0:~/megatron$ ``, ``root@node0:~# ``), Python's, a debugger's
+(``(cuda-gdb) ``, ``(Pdb) ``), a traceback."""
 _LOG_LINE = lazy_pattern(
     r"""[ \t]*(?:
     \[?\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}                # 2025-01-03 12:30:01, [2025-01-03T12:30
@@ -523,6 +525,7 @@ _LOG_LINE = lazy_pattern(
     |CMake[ \t](?:Error|Warning|Deprecation)
     |\S+:[ \t](?:In[ \t](?:member[ \t])?function|In[ \t]instantiation|At[ \t]global[ \t]scope)
     |In[ \t]file[ \t]included[ \t]from[ \t]
+    |==[A-Z]+==|={5,}[ \t]                              # ncu's ==PROF==, compute-sanitizer
     |(?:ninja|collect2|nvcc|ptxas|ld|/usr/bin/ld)(?:[ \t]fatal)?:[ \t]
     )""",
     re.VERBOSE,

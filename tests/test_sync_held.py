@@ -1167,3 +1167,22 @@ def test_a_quote_left_as_the_code_was_after_accepting_a_hold_asks_for_the_new_co
     )
     (other,) = [f for f in _findings(root) if f["page"] == "docs/w.md"]
     assert other["suggestion"] == "kb pin suggest docs/w.md", other
+
+
+def test_a_page_with_its_own_pin_that_a_sync_moved_asks_for_new_code_too(tmp_path):
+    """A page with its own pin, moved by `--include-pinned-pages`, carried no mark of the
+    sync: its quote of the older code got `kb pin suggest`, which moves the pin back."""
+    step = "def step(model, batch):\n    loss = model(batch).mean()\n    loss.backward()\n"
+    step += "    return loss\n"
+    repo = RepoBuilder.init(tmp_path / "up")
+    v1 = repo.commit({"pkg/train.py": step}, "base")
+    v2 = repo.commit({"pkg/train.py": step.replace(".mean()", ".sum() / len(batch)")}, "sum")
+    quote = "```python\n" + step + "```\n"
+    page = f"---\ntitle: T\nupstream: up\npin: {v1}\n---\n# T\n\n`step()` (pkg/train.py:1-4):\n\n"
+    root = _kb(tmp_path, repo, v1, {"t.md": page + quote})
+    result = cli(root, "sync", "up", "--no-fetch", "--to", v2, "--include-pinned-pages")
+    assert result.returncode == 0, result.stderr
+    _commit(root, "sync")
+    assert cli(root, "held", "accept").returncode == 0
+    (finding,) = [f for f in _findings(root) if f["check"].startswith("quote-")]
+    assert finding["suggestion"].startswith(f"quote the code as it is at up@{v2[:7]}"), finding

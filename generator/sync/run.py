@@ -858,10 +858,11 @@ def render_plan(plan: PagePlan, upstream: str, target: str) -> bytes:
             meta["pin"] = target
         else:
             meta["pins"] = {**meta["pins"], upstream: target}
-    else:
-        anchored = dict(meta.get("anchored_at") or {})
-        anchored[upstream] = target
-        meta["anchored_at"] = anchored
+    # (On a page with a pin of its own too: verify then knows a sync moved it there, and asks
+    # for its quotes of older code to be brought up to date rather than the pin moved back.)
+    anchored = dict(meta.get("anchored_at") or {})
+    anchored[upstream] = target
+    meta["anchored_at"] = anchored
     if bindings is not None:
         entries = list(meta.get("held_refs") or [])
         for index, offset in plan.kept_held.items():

@@ -2637,3 +2637,26 @@ def test_a_compiler_s_message_with_its_excerpt_is_no_quote(kb: KB, block: str) -
     _upstream_with(kb, {"lib/kernel.cu": KERNEL})
     kb.page("a.md", f"The mean (lib/kernel.cu:17) fails:\n\n```cuda\n{block}\n```\n")
     assert findings(kb) == [], [f.message for f in findings(kb)]
+
+
+@pytest.mark.parametrize(
+    ("joined", "differs"),
+    [
+        ("python train.py --tensor-model-parallel-size 2 --pipeline-model-parallel-size 4", False),
+        ("python train.py --tensor-model-parallel-size 4 --pipeline-model-parallel-size 4", True),
+    ],
+)
+def test_a_one_line_command_joined_from_continued_lines_is_read_against_them(
+    kb: KB, joined: str, differs: bool
+) -> None:
+    """A command quoted on one line, joined from lines the script continues with `\\`, was
+    compared with each line alone: like none, it passed even with a value changed."""
+    _upstream_with(kb, {"lib/run.sh": RAY})
+    kb.page("a.md", f"The training (lib/run.sh:3-5):\n\n```bash\n{joined}\n```\n")
+    found = findings(kb)
+    if not differs:
+        assert found == [], [f.message for f in found]
+    else:
+        (finding,) = found
+        assert finding.check == "quote-differs", finding.message
+        assert "(closest: lines 3-5 `python train.py" in finding.message, finding.message

@@ -466,15 +466,21 @@ class Prover:
             return []
         if _a_usage_example(quote.text, target.blob, ref):
             return []  # a call of what the cited lines define, like its `def` line
-        texts = [index.normalised[n - 1] for n in range(low, high + 1)]
-        like = difflib.get_close_matches(code[0].bare, texts, 1, _ONE_LINE_LIKENESS)
+        window = index.normalised[low - 1 : high]
+        # Each cited line, and each run of lines continued with `\` (a command joined).
+        runs = {
+            " ".join(window[first : last + 1]).replace("\\ ", ""): (low + first, low + last)
+            for first, last in _runs(window, 0)
+        }
+        like = difflib.get_close_matches(code[0].bare, list(runs), 1, _ONE_LINE_LIKENESS)
         if not like:
             return self._one_line_elsewhere(ref, target, quote, index, code[0], about, names)
         if compact(_requoted(code[0].bare), index.markers) == compact(
             _requoted(like[0]), index.markers
         ):
             return []
-        number = low + texts.index(like[0])
+        first, last = runs[like[0]]
+        lines = f"line {first}" if first == last else f"lines {first}-{last}"
         return [
             self._finding(
                 ref,
@@ -482,7 +488,7 @@ class Prover:
                 "quote-differs",
                 f"the code the page quotes at its line {quote.line + code[0].number} differs "
                 f"from {_cited(ref.start, ref.end, target)}: "
-                f"`{_shortened(code[0].bare)}` is not there (closest: line {number} "
+                f"`{_shortened(code[0].bare)}` is not there (closest: {lines} "
                 f"`{_shortened(like[0])}`)",
                 "quote the code as it is there, or cite the code it shows",
             )

@@ -225,7 +225,24 @@ def test_the_trust_line_of_a_pull_request_s_head_says_it_is_not_on_the_branch(ca
     line = re.search(r'<p class="kb-trust">(.*?)</p>', _page(cards_kb), re.S)
     assert line is not None
     text = re.sub(r"<[^>]+>", "", line[1])
-    assert text == f"1 code reference verified at lib@{head[:7]} · not on main"
+    assert text == f"1 code reference verified at lib@{head[:7]} (the page's own pin) · not on main"
+
+
+def test_the_trust_line_says_a_commit_the_page_pins_is_its_own(cards_kb):
+    """A page pinned on purpose to an older commit read "1 commit behind main", as a page that
+    fell behind does: the reader could not tell it is about that commit."""
+    repo = RepoBuilder(cards_kb.root / "cache" / "lib")
+    older = repo.head()
+    repo.commit({"lib/later.py": "LATER = 1\n"}, "Later on main")
+    body = "# Then\n\nAs it was then: `lib/core.py:1-2`.\n"
+    cards_kb.page("index.md", f"---\ntitle: Then\nupstream: lib\npin: {older}\n---\n{body}")
+    result = mkdocs_build(cards_kb.root, "--no-strict")
+    assert result.returncode == 0, result.stderr
+    line = re.search(r'<p class="kb-trust">(.*?)</p>', _page(cards_kb), re.S)
+    assert line is not None
+    text = re.sub(r"<[^>]+>", "", line[1])
+    assert text.startswith(f"1 code reference verified at lib@{older[:7]} (the page's own pin)")
+    assert text.endswith("· 1 commit behind main"), text
 
 
 def test_the_trust_line_names_the_references_with_a_warning(cards_kb):

@@ -540,7 +540,7 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                     yield PlannedLinks(page.rel, len(page.text or ""), [])
                     continue
                 trust = (
-                    page_trust(plan.tally, branches, behind.place)
+                    page_trust(plan.tally, branches, behind.place, _own_pins(page.meta))
                     if self.config.trust_line and plan.tally is not None
                     else None
                 )
@@ -1216,3 +1216,16 @@ def _display_prefix(docs_dir: Path, root: Path) -> str:
     except ValueError:
         relative = docs_dir.as_posix()
     return "" if relative in ("", ".") else posixpath.join(relative, "")
+
+
+def _own_pins(meta: dict[str, Any]) -> dict[str, str]:
+    """The commits a page's frontmatter pins itself (``upstream`` with ``pin``, and ``pins``),
+    by upstream; not the ``anchored_at`` a sync writes."""
+    pins = (
+        {str(k): str(v) for k, v in (meta.get("pins") or {}).items()}
+        if isinstance(meta.get("pins"), dict)
+        else {}
+    )
+    if isinstance(meta.get("upstream"), str) and meta.get("pin") is not None:
+        pins[meta["upstream"]] = str(meta["pin"])
+    return pins

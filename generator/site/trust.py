@@ -15,7 +15,7 @@ checked, never what a page claims.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from html import escape
 
@@ -42,6 +42,9 @@ class Verified:
     off_branch: bool = False
     """Whether ``commit`` has commits of its own that the branch lacks (a pull request's head,
     not merged): then it is not "behind" the branch, it is not on it."""
+    own_pin: bool = False
+    """Whether ``commit`` is the page's own pin (``pin``, ``pins``): a commit the page is about
+    on purpose, as a pull request's deep dive is, not one it fell behind from."""
 
 
 @dataclass(frozen=True)
@@ -115,15 +118,25 @@ def page_trust(
     counted: Tally,
     branches: dict[str, str],
     place: Callable[[str, str], tuple[int | None, bool]],
+    pins: Mapping[str, str] | None = None,
 ) -> Trust:
     """What the page's trust line says.
 
     ``branches``: each upstream's tracked branch; ``place(upstream, commit)``: commits from
     ``commit`` to that branch's tip (which a fetch moves, so it is asked on every build), and
-    whether ``commit`` is off the branch (`BehindCounter.place`).
+    whether ``commit`` is off the branch (`BehindCounter.place`); ``pins``: the commits the page
+    pins itself, by upstream.
     """
+    pins = pins or {}
     verified = [
-        Verified(upstream, commit, count, branches.get(upstream, ""), *place(upstream, commit))
+        Verified(
+            upstream,
+            commit,
+            count,
+            branches.get(upstream, ""),
+            *place(upstream, commit),
+            own_pin=pins.get(upstream) == commit,
+        )
         for upstream, commit, count in counted.verified
     ]
     return Trust(verified, list(counted.held), list(counted.warned))
@@ -133,6 +146,7 @@ _WORDS = {
     "en": {
         "verified": "{count} code references verified at {pin}",
         "verified-1": "1 code reference verified at {pin}",
+        "own-pin": "the page's own pin",
         "behind": "{count} commits behind {branch}",
         "behind-1": "1 commit behind {branch}",
         "tip": "at the tip of {branch}",
@@ -146,6 +160,7 @@ _WORDS = {
     "zh": {
         "verified": "{count} 处代码引用已在 {pin} 验证",
         "verified-1": "1 处代码引用已在 {pin} 验证",
+        "own-pin": "本页固定的提交",
         "behind": "落后 {branch} {count} 个提交",
         "behind-1": "落后 {branch} 1 个提交",
         "tip": "即 {branch} 的最新提交",
@@ -169,6 +184,8 @@ def trust_html(trust: Trust, lang: str | None) -> str:
     items = []
     for item in trust.verified:
         pin = f"<code>{escape(item.upstream)}@{escape(item.commit[:7])}</code>"
+        if item.own_pin:
+            pin += f" ({escape(words['own-pin'], quote=False)})"
         text = counted("verified", item.count, pin=pin)
         branch = escape(item.branch)
         if item.off_branch:  # (a pull request's head: neither older nor newer than the branch)

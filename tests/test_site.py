@@ -381,6 +381,9 @@ def test_each_page_shows_prerequisites_and_its_place_in_each_path(demo_site):
     beginner = next(box for box in boxes if "Beginner" in box)
     assert re.search(r"\((\d) of \1\)", beginner), beginner  # the last page of the path
     assert "Previous" in beginner and "end of the path" in beginner
+    # The path's name says it is a learning path: "Learning path: " is not said again.
+    title = re.search(r'<p class="admonition-title">(.*?)</p>', beginner, re.S)
+    assert title is not None and title[1].startswith("Beginner learning path: "), title
 
 
 def test_draft_and_in_progress_pages_carry_a_banner_and_complete_ones_do_not(demo_site):

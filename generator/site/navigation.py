@@ -304,7 +304,11 @@ def page_footer(curriculum: Curriculum, rel: str, href: Href) -> str:
     for path in curriculum.paths_of(rel):
         previous, following = curriculum.neighbours(path.name, rel)
         position = (path.position(rel) or 0) + 1
-        title = f"{w['path']}: {path.title} ({position} {w['of']} {len(path.pages)})"
+        # ("Beginner learning path" says it is one: "Learning path: " before it repeats it.)
+        named = (
+            path.title if w["path"].lower() in path.title.lower() else f"{w['path']}: {path.title}"
+        )
+        title = f"{named} ({position} {w['of']} {len(path.pages)})"
         before = (
             f"← {_text(w['previous'])}: {html_link(previous.title, previous.rel, href)}"
             if previous

@@ -204,6 +204,9 @@ def test_the_trust_line_counts_what_the_build_verified(cards_kb):
     text = re.sub(r"<[^>]+>", "", line[1])
     # Four references, all verified, at the branch's tip (the fixture's last commit).
     assert text == f"4 code references verified at lib@{cards_kb.pin[:7]} · at the tip of main"
+    # The commit links to its page on the forge.
+    web_url = cards_kb.upstreams["lib"]["web_url"].rstrip("/")
+    assert f'<a href="{web_url}/commit/{cards_kb.pin}"><code>lib@' in line[1], line[1]
 
 
 def test_the_trust_line_of_a_pull_request_s_head_says_it_is_not_on_the_branch(cards_kb):

@@ -142,6 +142,15 @@ def code_url(
     )
 
 
+def commit_url(upstream: Upstream, commit: str) -> str | None:
+    """The web address of ``commit`` on GitHub's form of the upstream's forge; None without a
+    web URL, or with a ``code_url`` pattern of another forge's (whose commit pages it does not
+    say)."""
+    if not upstream.web_url or upstream.code_url:
+        return None
+    return f"{upstream.web_url.rstrip('/')}/commit/{quote(commit, safe='')}"
+
+
 PLACEHOLDERS = frozenset({"web_url", "kind", "commit", "path", "start", "end"})
 
 

@@ -82,6 +82,7 @@ from generator.site.codelinks import (
     PLACEHOLDERS,
     CodeLink,
     LinkSpan,
+    commit_url,
     mark_links,
     pattern_problem,
     plan_linked_refs,
@@ -516,6 +517,11 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
             )
             behind = BehindCounter(verifier.manifest)
             branches = {name: upstream.branch for name, upstream in upstreams.items()}
+
+            def commit_page(name: str, commit: str) -> str | None:
+                upstream = upstreams.get(name)
+                return commit_url(upstream, commit) if upstream is not None else None
+
             for page in pages.values():
                 info = curriculum.pages.get(page.rel)
                 lang = info.lang if info is not None else None
@@ -540,7 +546,9 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                     yield PlannedLinks(page.rel, len(page.text or ""), [])
                     continue
                 trust = (
-                    page_trust(plan.tally, branches, behind.place, _own_pins(page.meta))
+                    page_trust(
+                        plan.tally, branches, behind.place, _own_pins(page.meta), commit_page
+                    )
                     if self.config.trust_line and plan.tally is not None
                     else None
                 )

@@ -45,6 +45,8 @@ class Verified:
     own_pin: bool = False
     """Whether ``commit`` is the page's own pin (``pin``, ``pins``): a commit the page is about
     on purpose, as a pull request's deep dive is, not one it fell behind from."""
+    url: str | None = None
+    """The commit's page on the upstream's forge, when known."""
 
 
 @dataclass(frozen=True)
@@ -119,13 +121,14 @@ def page_trust(
     branches: dict[str, str],
     place: Callable[[str, str], tuple[int | None, bool]],
     pins: Mapping[str, str] | None = None,
+    commit_url: Callable[[str, str], str | None] | None = None,
 ) -> Trust:
     """What the page's trust line says.
 
     ``branches``: each upstream's tracked branch; ``place(upstream, commit)``: commits from
     ``commit`` to that branch's tip (which a fetch moves, so it is asked on every build), and
     whether ``commit`` is off the branch (`BehindCounter.place`); ``pins``: the commits the page
-    pins itself, by upstream.
+    pins itself, by upstream; ``commit_url(upstream, commit)``: the commit's page on the forge.
     """
     pins = pins or {}
     verified = [
@@ -136,6 +139,7 @@ def page_trust(
             branches.get(upstream, ""),
             *place(upstream, commit),
             own_pin=pins.get(upstream) == commit,
+            url=commit_url(upstream, commit) if commit_url is not None else None,
         )
         for upstream, commit, count in counted.verified
     ]
@@ -184,6 +188,8 @@ def trust_html(trust: Trust, lang: str | None) -> str:
     items = []
     for item in trust.verified:
         pin = f"<code>{escape(item.upstream)}@{escape(item.commit[:7])}</code>"
+        if item.url:
+            pin = f'<a href="{escape(item.url)}">{pin}</a>'
         if item.own_pin:
             pin += f" ({escape(words['own-pin'], quote=False)})"
         text = counted("verified", item.count, pin=pin)

@@ -468,10 +468,7 @@ class Prover:
             return []  # a call of what the cited lines define, like its `def` line
         window = index.normalised[low - 1 : high]
         # Each cited line, and each run of lines continued with `\` (a command joined).
-        runs = {
-            " ".join(window[first : last + 1]).replace("\\ ", ""): (low + first, low + last)
-            for first, last in _runs(window, 0)
-        }
+        runs = {joined: (low + first, low + last) for first, last, joined in _runs(window, 0)}
         like = difflib.get_close_matches(code[0].bare, list(runs), 1, _ONE_LINE_LIKENESS)
         if not like:
             return self._one_line_elsewhere(ref, target, quote, index, code[0], about, names)
@@ -1224,8 +1221,8 @@ def _edited_from(prepared: PreparedQuote, index: FileIndex, start: int, end: int
             at, exact = found[0] - start + 1, exact + 1
             continue
         matcher.set_seq2(line.bare)
-        for offset, last in _runs(window, at):
-            matcher.set_seq1(" ".join(window[offset : last + 1]).replace("\\ ", ""))
+        for _, last, joined in _runs(window, at):
+            matcher.set_seq1(joined)
             if (
                 matcher.real_quick_ratio() >= _EDITED_LEAST
                 and matcher.quick_ratio() >= _EDITED_LEAST
@@ -1243,15 +1240,16 @@ _JOINED_LINES = 4
 dropped), when the quote is nowhere as written."""
 
 
-def _runs(window: Sequence[str], at: int) -> Iterator[tuple[int, int]]:
-    """The (first, last) offsets of ``window`` from ``at`` a quoted line may be: each line,
-    then runs of up to `_JOINED_LINES` lines, the first ending with a continuation."""
+def _runs(window: Sequence[str], at: int) -> Iterator[tuple[int, int, str]]:
+    """What of ``window`` from ``at`` a quoted line may be, as (first, last, text): each line,
+    then runs of up to `_JOINED_LINES` lines, the first ending with a continuation, joined
+    without their backslashes."""
     for offset in range(at, len(window)):
-        yield offset, offset
+        yield offset, offset, window[offset]
     for offset in range(at, len(window)):
         if window[offset].endswith("\\"):
             for last in range(offset + 1, min(len(window), offset + _JOINED_LINES)):
-                yield offset, last
+                yield offset, last, " ".join(window[offset : last + 1]).replace("\\ ", "")
 
 
 _TOKEN = lazy_pattern(r"""[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?|"[^"]*"|'[^']*'""")
@@ -1444,7 +1442,16 @@ def _pin_advice(ref: CodeRef, target: _Target) -> str:
             f"quote the code as it is at {_at(target)} (a sync moved the page there), or run "
             f"`kb pin suggest {ref.page}` if the page was written against another commit"
         )
-    return f"kb pin suggest {ref.page}"
+    return _PIN_SEARCH.format(page=ref.page)
+
+
+_PIN_SEARCH = "kb pin suggest {page}"
+
+
+def doubts_the_pin(finding: Finding) -> bool:
+    """Whether a quote's finding says the page's pin is wrong (another commit holds the quote,
+    and the page was not moved to its pin by a sync): it suggests finding the right one."""
+    return finding.suggestion == _PIN_SEARCH.format(page=finding.page)
 
 
 def _shortened(text: str, most: int = 72) -> str:

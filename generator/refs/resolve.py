@@ -148,6 +148,13 @@ class PageContext:
 
     anchored: dict[str, str] = field(default_factory=dict)
     """The commits a sync moved the page to (``anchored_at``), by upstream."""
+    own: frozenset[str] = frozenset()
+    """The upstreams the page pins itself (``pin``, ``pins``), which ``anchored_at`` does not
+    override."""
+
+    def own_pins(self) -> dict[str, str]:
+        """The commits the page pins itself, by upstream (full SHAs only)."""
+        return {name: sha for name, sha in self.pins.items() if name in self.own}
 
     def synced_at(self, upstream: str) -> str | None:
         """The commit a sync moved the page to for ``upstream``, when the page is checked
@@ -255,6 +262,7 @@ def page_context(
             )
         elif context.upstream is not None:
             pins[context.upstream] = meta["pin"]
+            context.own = frozenset({context.upstream})
     raw_pins = meta.get("pins")
     if raw_pins is not None:
         if not isinstance(raw_pins, dict):
@@ -265,6 +273,7 @@ def page_context(
             )
         else:
             pins.update(raw_pins)
+            context.own |= {str(name) for name in raw_pins}
     for name, sha in pins.items():
         if name not in manifest.upstreams:
             problem(

@@ -75,6 +75,7 @@ from generator.kb.paths import Curriculum, as_list, build_curriculum
 from generator.kb.specs import load_governance
 from generator.model import Finding, ResolvedRef, Severity, Upstream, printable
 from generator.refs.extract import scan
+from generator.refs.resolve import page_context
 from generator.site import live, navigation
 from generator.site.background import Background, BackgroundFailed
 from generator.site.cards import CardLimits, CardMaker, prepare_python_lexer
@@ -547,7 +548,11 @@ class KnowledgeBasePlugin(BasePlugin[KnowledgeBaseConfig]):
                     continue
                 trust = (
                     page_trust(
-                        plan.tally, branches, behind.place, _own_pins(page.meta), commit_page
+                        plan.tally,
+                        branches,
+                        behind.place,
+                        page_context(page.display, page.meta, verifier.manifest).own_pins(),
+                        commit_page,
                     )
                     if self.config.trust_line and plan.tally is not None
                     else None
@@ -1224,16 +1229,3 @@ def _display_prefix(docs_dir: Path, root: Path) -> str:
     except ValueError:
         relative = docs_dir.as_posix()
     return "" if relative in ("", ".") else posixpath.join(relative, "")
-
-
-def _own_pins(meta: dict[str, Any]) -> dict[str, str]:
-    """The commits a page's frontmatter pins itself (``upstream`` with ``pin``, and ``pins``),
-    by upstream; not the ``anchored_at`` a sync writes."""
-    pins = (
-        {str(k): str(v) for k, v in (meta.get("pins") or {}).items()}
-        if isinstance(meta.get("pins"), dict)
-        else {}
-    )
-    if isinstance(meta.get("upstream"), str) and meta.get("pin") is not None:
-        pins[meta["upstream"]] = str(meta["pin"])
-    return pins

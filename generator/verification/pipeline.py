@@ -24,7 +24,6 @@ import logging
 import os
 import pickle
 import queue
-import re
 import signal
 import sys
 import threading
@@ -60,11 +59,11 @@ from generator.model import (
     Severity,
 )
 from generator.refs.extract import ExtractOptions, MarkdownLayout, extract_links, scan
-from generator.refs.extract.evidence import collect_evidence, quoted_text
+from generator.refs.extract.evidence import collect_evidence, quoted_text, unquoted
 from generator.refs.extract.links import extract_anchors
 from generator.refs.extract.refs import RefRecord, ref_records
 from generator.refs.linkcheck import LinkChecker, footnote_findings
-from generator.refs.prove import Prover
+from generator.refs.prove import Prover, doubts_the_pin
 from generator.refs.resolve import (
     HeldRef,
     PageContext,
@@ -885,6 +884,7 @@ class Verifier:
         keys = list(map(record_verdict_key, records))
         bound = held_bound(held, page.text or "", records) if held else {}
         matched: set[tuple[str, int]] = set()
+        page_lines: list[str] | None = None  # (split once, for a reference in a block)
         for index, record in enumerate(records):
             held_ref = bound.get(index)
             found: list[Finding] = []
@@ -916,14 +916,14 @@ class Verifier:
                 if proof and held_ref is not None:
                     proof = [_at_held_commit(finding, held_ref) for finding in proof]
                 found = [*_not_fixed_by(proof, found), *proof]
-            if (
-                found
-                and record[12]
-                and self._in_quoted_code(
-                    index, records, evidence or {}, findings, verdicts, page.text or ""
-                )
-            ):
-                found = []  # upstream code's own comment, quoted: not the page's reference
+            if found and record[12]:
+                if page_lines is None:
+                    page_lines = (page.text or "").split("\n")
+                written = page_lines[record[0] - 1]
+                if self._in_quoted_code(
+                    index, records, evidence or {}, findings, verdicts, written
+                ):
+                    found = []  # upstream code's own comment, quoted: not the page's reference
             if found:
                 findings[index] = found
                 page_findings.extend(found)
@@ -984,16 +984,16 @@ class Verifier:
         evidence: dict[int, Evidence],
         findings: dict[int, list[Finding]],
         verdicts: list[ResolvedRef],
-        text: str,
+        written: str,
     ) -> bool:
         """Whether reference ``index``, in a code block, is a line of the upstream code that
         the block quotes for the reference before it, whose cited lines hold that line: a
         comment of that code citing another file (``// Adapted from apex: x.cu:120-184``),
         which the page did not write. Its findings, and a fix rewriting the quoted code, would
         be wrong. (A comment holding little but a reference takes the block as its own quote,
-        so the reference before may have none.)"""
+        so the reference before may have none.) ``written``: the page's line of it."""
         line = records[index][0]
-        written = _BLOCK_QUOTE_MARKERS.sub("", text.split("\n")[line - 1])
+        written = unquoted(written, written.count(">"))  # (inside block quotes: their markers)
         for other in range(index - 1, -1, -1):
             if records[other][12]:
                 continue  # in a block itself
@@ -1036,10 +1036,9 @@ class Verifier:
 
 
 _QUOTE_CHECKS = frozenset({"quote-elsewhere", "quote-not-found", "quote-differs"})
+"""What a quote says of the lines it is read against (`generator.refs.prove`)."""
 _QUOTED_CODE_REACH = 8
 """Page lines from a reference to a line of the block after it that may be quoted code."""
-_BLOCK_QUOTE_MARKERS = re.compile(r"^(?:[ \t]{0,3}>[ \t]?)+")
-"""What a quote says of the lines it is read against (`generator.refs.prove`)."""
 
 
 def _without_text(evidence: dict[int, Evidence]) -> dict[int, Evidence]:
@@ -1120,7 +1119,7 @@ def _not_fixed_by(proof: list[Finding], found: list[Finding]) -> list[Finding]:
         return [finding for finding in found if finding.check not in _SETTLED_BY_A_FIX]
     # A quote that another commit holds says the page's pin is wrong: then a symbol not at
     # the cited lines is no rename to follow, nor lines to move to, at the pin.
-    doubt = next((f.suggestion for f in proof if f.suggestion == f"kb pin suggest {f.page}"), None)
+    doubt = next((f.suggestion for f in proof if doubts_the_pin(f)), None)
     if doubt is None:
         return found
     return [

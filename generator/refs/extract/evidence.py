@@ -208,8 +208,8 @@ def _quotes(
         index = by_line[line]
         if index in quotes or not quotes_language(fence.language, records[index][4]):
             continue
-        if _introduces_output(layout, line):
-            continue  # "Running x.py:10-20 prints:": what follows is its output
+        if _introduces_no_quote(layout, line):
+            continue  # "Running x.py:10-20 prints:", "... fix:": its output, or code proposed
         if _captioned_below(layout, fence, records, ref_lines, per_line, by_line):
             continue  # a sentence, the block, then the block's own caption: the caption's
         if (
@@ -698,7 +698,7 @@ def _introduced(layout: MarkdownLayout, open_line: int) -> bool:
     return False
 
 
-def _introduces_output(layout: MarkdownLayout, line: int) -> bool:
+def _introduces_no_quote(layout: MarkdownLayout, line: int) -> bool:
     """Whether page line ``line`` ends as a reference's line does that introduces what
     running the code printed (`_OUTPUT_AFTER_REFERENCE`), or code the author proposes instead
     (`_PROPOSAL_AFTER_REFERENCE`). Only a line ending in a colon can: most are rejected on
